@@ -1,0 +1,125 @@
+package simd
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+var benchDims = []int{128, 384, 768, 1536}
+
+// sink keeps results alive so the compiler cannot drop benchmarked calls.
+var sink float32
+
+// naiveDot is the single-accumulator loop a first draft would write; the
+// benchmarks report the other paths against it.
+func naiveDot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func naiveL2Squared(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		d := a[i] - b[i]
+		s += d * d
+	}
+	return s
+}
+
+// benchPaths returns the kernel paths to compare: naive, generic (pure Go)
+// and, where available, accelerated.
+func benchPaths() []kernelPath {
+	ps := []kernelPath{
+		{"naive", naiveDot, naiveL2Squared},
+		{"purego", dotGeneric, l2SquaredGeneric},
+	}
+	if useAccel {
+		ps = append(ps, kernelPath{"accel", dotAccel, l2SquaredAccel})
+	}
+	return ps
+}
+
+func BenchmarkDot(b *testing.B) {
+	benchPair(b, func(p kernelPath) func(a, b []float32) float32 { return p.dot })
+}
+func BenchmarkL2Squared(b *testing.B) {
+	benchPair(b, func(p kernelPath) func(a, b []float32) float32 { return p.l2 })
+}
+
+func benchPair(b *testing.B, pick func(kernelPath) func(a, b []float32) float32) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, d := range benchDims {
+		x, y := randVec(r, d, 0, 1), randVec(r, d, 0, 1)
+		for _, p := range benchPaths() {
+			f := pick(p)
+			b.Run(fmt.Sprintf("d=%d/%s", d, p.name), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(8 * d))
+				var s float32
+				for b.Loop() {
+					s += f(x, y)
+				}
+				sink = s
+			})
+		}
+	}
+}
+
+// BenchmarkExported measures the dispatching entry points that callers use
+// (whichever path this build selected), including the one-to-many forms over
+// an arena of 1,024 vectors.
+func BenchmarkExported(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	const rows = 1024
+	for _, d := range benchDims {
+		x, y := randVec(r, d, 0, 1), randVec(r, d, 0, 1)
+		arena := randVec(r, rows*d, 0, 1)
+		dst := make([]float32, rows)
+		ids := make([]uint32, 32)
+		for i := range ids {
+			ids[i] = uint32(r.IntN(rows))
+		}
+		single := []struct {
+			name string
+			f    func()
+		}{
+			{"Norm", func() { sink += Norm(x) }},
+			{"Normalize", func() { sink += Normalize(x) }},
+			{"CosineDistance", func() { sink += CosineDistance(x, y) }},
+		}
+		for _, k := range single {
+			b.Run(fmt.Sprintf("%s/d=%d", k.name, d), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(8 * d))
+				for b.Loop() {
+					k.f()
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("DotMany/d=%d", d), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(4 * d * rows))
+			for b.Loop() {
+				DotMany(dst, x, arena)
+			}
+		})
+		b.Run(fmt.Sprintf("L2SquaredMany/d=%d", d), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(4 * d * rows))
+			for b.Loop() {
+				L2SquaredMany(dst, x, arena)
+			}
+		})
+		b.Run(fmt.Sprintf("DotGather32/d=%d", d), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(4 * d * len(ids)))
+			for b.Loop() {
+				DotGather(dst[:len(ids)], x, arena, ids)
+			}
+		})
+	}
+}

@@ -1,0 +1,35 @@
+// Package simd holds the float32 vector kernels every other layer of mnemo
+// computes distances with: dot product, squared Euclidean distance, norm,
+// in-place normalisation, cosine distance, and one-to-many forms that score a
+// query against many vectors stored back to back in one arena.
+//
+// # Implementations
+//
+// Every kernel has a portable, unrolled pure-Go implementation. On amd64 CPUs
+// with AVX2 and FMA the kernels run on github.com/viterin/vek (vek32) instead.
+// The choice is made once, when the package is initialised, and is reported
+// by [Accelerated] and [Implementation] so that benchmark output can say which
+// path ran. Building with the tag purego (go build -tags purego) forces the
+// pure-Go path everywhere; CI runs the tests both ways.
+//
+// # Contract
+//
+// Kernels sit on the hot path, so they do not return errors and they do not
+// validate their input beyond what memory safety needs. Callers validate
+// dimensions once, at the API boundary (index and engine do). A kernel given
+// slices of different lengths panics with a message naming the kernel and the
+// lengths; it never reads out of bounds. Kernels never allocate.
+//
+// # Accuracy
+//
+// Both paths accumulate in float32 but in different orders (and the
+// accelerated path fuses multiply and add), so they may differ in the last
+// bits. The tests hold both to a float64 reference within
+//
+//	|got - want| <= 1e-4 * sum(|a[i]*b[i]|) + 1e-30
+//
+// for dot products (for squared distances the sum runs over (a[i]-b[i])^2),
+// which bounds the error relative to the magnitude of the terms rather than to
+// a possibly cancelled result. NaN in, NaN out; infinities propagate as IEEE
+// 754 says.
+package simd
