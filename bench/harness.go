@@ -1,0 +1,257 @@
+// Package bench measures mnemo's index backends side by side on the same
+// data: build rate, memory per vector, recall@k against exact ground truth,
+// queries per second on one and on several goroutines, latency percentiles,
+// and snapshot write and load times. The `go test -bench` suites in this
+// package and the `mnemo bench ann` command both run through it.
+package bench
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mnemodb/mnemo/index"
+)
+
+// Config selects what a run measures.
+type Config struct {
+	Backends []string // "hnsw", "flat", "coder"
+	K        int      // neighbours per query, default 10
+	Efs      []int    // ef sweep, default 10..320
+	M        int      // HNSW M, default 16
+	EfC      int      // HNSW efConstruction, default 200
+	Threads  int      // goroutines for the parallel build and query runs, default GOMAXPROCS
+	Queries  int      // use at most this many queries (0: all)
+	Snapshot bool     // also time snapshot write and load
+}
+
+func (c *Config) defaults() {
+	if len(c.Backends) == 0 {
+		c.Backends = []string{"hnsw", "flat", "coder"}
+	}
+	if c.K == 0 {
+		c.K = 10
+	}
+	if len(c.Efs) == 0 {
+		c.Efs = []int{10, 20, 40, 80, 160, 320}
+	}
+	if c.M == 0 {
+		c.M = index.DefaultM
+	}
+	if c.EfC == 0 {
+		c.EfC = index.DefaultEfConstruction
+	}
+	if c.Threads == 0 {
+		c.Threads = runtime.GOMAXPROCS(0)
+	}
+}
+
+// Row is one backend at one ef. Field names are the JSON schema of
+// `mnemo bench ann --json`.
+type Row struct {
+	Backend        string  `json:"backend"`
+	Ef             int     `json:"ef"`
+	K              int     `json:"k"`
+	Recall         float64 `json:"recall"`
+	QPS            float64 `json:"qps"`
+	QPSParallel    float64 `json:"qps_parallel"`
+	P50us          float64 `json:"p50_us"`
+	P99us          float64 `json:"p99_us"`
+	BuildS         float64 `json:"build_s"`
+	BuildVPS       float64 `json:"build_vps"`
+	BytesPerVector float64 `json:"bytes_per_vector"`
+	SnapshotWriteS float64 `json:"snapshot_write_s,omitempty"`
+	SnapshotLoadS  float64 `json:"snapshot_load_s,omitempty"`
+	N              int     `json:"n"`
+	Dim            int     `json:"dim"`
+	Metric         string  `json:"metric"`
+	Threads        int     `json:"threads"`
+}
+
+// NewBackend returns an empty index of the named backend.
+func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Index, error) {
+	switch name {
+	case "hnsw":
+		return index.NewHNSW(dim, metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfC})
+	case "flat":
+		return index.NewFlat(dim, metric)
+	case "coder":
+		return index.NewCoder(dim, metric, &index.CoderOptions{M: c.M})
+	}
+	return nil, fmt.Errorf("unknown backend %q (want hnsw, flat or coder)", name)
+}
+
+// Build adds every base vector (key = position) on the given number of
+// goroutines and returns the elapsed time.
+func Build(idx index.Index, base [][]float32, threads int) (time.Duration, error) {
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, threads)
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(base) {
+					return
+				}
+				if err := idx.Add(uint64(i), base[i]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return time.Since(start), <-errs
+}
+
+// Recall returns the mean recall@k of results against the first k ids of
+// each ground-truth row.
+func Recall(results [][]index.Result, truth [][]int32, k int) float64 {
+	var sum float64
+	for i, res := range results {
+		want := truth[i][:min(k, len(truth[i]))]
+		hit := 0
+		for _, r := range res {
+			if slices.Contains(want, int32(r.Key)) {
+				hit++
+			}
+		}
+		sum += float64(hit) / float64(len(want))
+	}
+	return sum / float64(len(results))
+}
+
+// Measure runs every query once on one goroutine (for recall and latency)
+// and then on threads goroutines (for throughput).
+func Measure(idx index.Index, queries [][]float32, k, ef, threads int) (results [][]index.Result, qps, qpsPar, p50, p99 float64, err error) {
+	opts := &index.SearchOptions{Ef: ef}
+	results = make([][]index.Result, len(queries))
+	lat := make([]time.Duration, len(queries))
+	start := time.Now()
+	for i, q := range queries {
+		t0 := time.Now()
+		results[i], err = idx.Search(make([]index.Result, 0, k), q, k, opts)
+		lat[i] = time.Since(t0)
+		if err != nil {
+			return
+		}
+	}
+	qps = float64(len(queries)) / time.Since(start).Seconds()
+	slices.Sort(lat)
+	p50 = float64(lat[len(lat)/2].Nanoseconds()) / 1e3
+	p99 = float64(lat[min(len(lat)-1, len(lat)*99/100)].Nanoseconds()) / 1e3
+
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start = time.Now()
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dst := make([]index.Result, 0, k)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(queries) {
+					return
+				}
+				dst, _ = idx.Search(dst, queries[i], k, opts)
+			}
+		}()
+	}
+	wg.Wait()
+	qpsPar = float64(len(queries)) / time.Since(start).Seconds()
+	return
+}
+
+// Run builds each backend on ds and measures it at every ef of the sweep
+// (an exact backend once, ef 0).
+func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
+	c.defaults()
+	queries := ds.Queries
+	if c.Queries > 0 && c.Queries < len(queries) {
+		queries = queries[:c.Queries]
+	}
+	var rows []Row
+	for _, name := range c.Backends {
+		idx, err := NewBackend(name, ds.Dim(), ds.Metric, &c)
+		if err != nil {
+			return nil, err
+		}
+		logf(progress, "%s: building %d x %d on %d goroutines", name, len(ds.Base), ds.Dim(), c.Threads)
+		took, err := Build(idx, ds.Base, c.Threads)
+		if err != nil {
+			return nil, fmt.Errorf("%s: build: %w", name, err)
+		}
+		base := Row{
+			Backend: name, K: c.K, N: len(ds.Base), Dim: ds.Dim(), Metric: ds.Metric.String(), Threads: c.Threads,
+			BuildS: took.Seconds(), BuildVPS: float64(len(ds.Base)) / took.Seconds(),
+			BytesPerVector: float64(idx.MemoryBytes()) / float64(len(ds.Base)),
+		}
+		if c.Snapshot {
+			base.SnapshotWriteS, base.SnapshotLoadS, err = timeSnapshot(idx)
+			if err != nil {
+				return nil, fmt.Errorf("%s: snapshot: %w", name, err)
+			}
+		}
+		efs := c.Efs
+		if name == "flat" {
+			efs = []int{0}
+		}
+		for _, ef := range efs {
+			res, qps, qpsPar, p50, p99, err := Measure(idx, queries, c.K, ef, c.Threads)
+			if err != nil {
+				return nil, fmt.Errorf("%s ef=%d: %w", name, ef, err)
+			}
+			row := base
+			row.Ef, row.Recall, row.QPS, row.QPSParallel, row.P50us, row.P99us = ef, Recall(res, ds.Truth, c.K), qps, qpsPar, p50, p99
+			logf(progress, "%s ef=%d recall@%d=%.4f qps=%.0f", name, ef, c.K, row.Recall, qps)
+			rows = append(rows, row)
+		}
+	}
+	return rows, nil
+}
+
+// timeSnapshot writes idx to memory and reads it back.
+func timeSnapshot(idx index.Index) (write, load float64, err error) {
+	var buf bytes.Buffer
+	t0 := time.Now()
+	if _, err = idx.WriteTo(&buf); err != nil {
+		return
+	}
+	write = time.Since(t0).Seconds()
+	t0 = time.Now()
+	if _, err = index.Read(bytes.NewReader(buf.Bytes())); err != nil {
+		return
+	}
+	load = time.Since(t0).Seconds()
+	return
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, format+"\n", args...)
+	}
+}
+
+// Table renders rows as a fixed-width text table.
+func Table(rows []Row) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %5s %8s %10s %10s %9s %9s %9s %10s %8s\n",
+		"backend", "ef", "recall", "q/s", "q/s(par)", "p50 us", "p99 us", "build s", "build v/s", "B/vec")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%-7s %5d %8.4f %10.0f %10.0f %9.1f %9.1f %9.2f %10.0f %8.0f\n",
+			r.Backend, r.Ef, r.Recall, r.QPS, r.QPSParallel, r.P50us, r.P99us, r.BuildS, r.BuildVPS, r.BytesPerVector)
+	}
+	return b.String()
+}

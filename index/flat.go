@@ -1,0 +1,307 @@
+package index
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	"github.com/mnemodb/mnemo/simd"
+)
+
+// Flat is an exact index: a search computes the distance to every stored
+// vector, O(n * dim), with the one-to-many kernels over one contiguous
+// arena. It is the ground truth for the approximate indexes, and the right
+// choice for small collections and for scans of a few admitted keys. It is
+// safe for concurrent use by multiple goroutines: searches share a read
+// lock, writes take it exclusively.
+type Flat struct {
+	dim    int
+	metric Metric
+
+	// mu protects the following fields.
+	mu   sync.RWMutex
+	keys []uint64          // row -> key
+	vecs []float32         // row-major arena, dim floats per row
+	rows map[uint64]uint32 // key -> row
+
+	pool sync.Pool // *flatScratch
+}
+
+type flatScratch struct {
+	q     []float32
+	dists []float32
+	res   minHeap  // nearest rows so far, negated distances
+	seen  []uint32 // epoch-stamped rows, for deduplicating Keys
+	epoch uint32
+}
+
+// NewFlat returns an empty exact index of dimension dim under metric.
+func NewFlat(dim int, metric Metric) (*Flat, error) {
+	if dim <= 0 || dim > maxDim {
+		return nil, fmt.Errorf("%w: dimension %d, want 1..%d", ErrInvalidOptions, dim, maxDim)
+	}
+	if !metric.valid() {
+		return nil, fmt.Errorf("%w: unknown metric %d", ErrInvalidOptions, metric)
+	}
+	return &Flat{dim: dim, metric: metric, rows: make(map[uint64]uint32)}, nil
+}
+
+// Dim returns the dimension of the index.
+func (f *Flat) Dim() int { return f.dim }
+
+// Metric returns the metric of the index.
+func (f *Flat) Metric() Metric { return f.metric }
+
+// Len returns the number of keys.
+func (f *Flat) Len() int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return len(f.keys)
+}
+
+// Add stores vec under key, replacing its previous vector. O(dim).
+func (f *Flat) Add(key uint64, vec []float32) error {
+	if err := checkVector(vec, f.dim, f.metric); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.rows[key]
+	if !ok {
+		r = uint32(len(f.keys))
+		f.rows[key] = r
+		f.keys = append(f.keys, key)
+		f.vecs = append(f.vecs, vec...)
+	}
+	row := f.vecs[int(r)*f.dim : int(r+1)*f.dim]
+	copy(row, vec)
+	if f.metric == Cosine {
+		simd.Normalize(row)
+	}
+	return nil
+}
+
+// Delete removes key, moving the last row into its place. O(dim).
+func (f *Flat) Delete(key uint64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.rows[key]
+	if !ok {
+		return false
+	}
+	last := uint32(len(f.keys) - 1)
+	if r != last {
+		moved := f.keys[last]
+		f.keys[r] = moved
+		f.rows[moved] = r
+		copy(f.vecs[int(r)*f.dim:int(r+1)*f.dim], f.vecs[int(last)*f.dim:])
+	}
+	delete(f.rows, key)
+	f.keys = f.keys[:last]
+	f.vecs = f.vecs[:int(last)*f.dim]
+	return true
+}
+
+// Search returns the exact k nearest keys to q, nearest first: O(n * dim)
+// distance work plus O(n log k) selection, or O(len(Keys) * dim) with
+// SearchOptions.Keys. Filter applies; Ef is ignored. The filter runs under
+// the index's read lock and must not call back into the index.
+func (f *Flat) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]Result, error) {
+	dst = dst[:0]
+	if err := checkVector(q, f.dim, f.metric); err != nil {
+		return dst, err
+	}
+	if k <= 0 {
+		return dst, nil
+	}
+	var o SearchOptions
+	if opts != nil {
+		o = *opts
+	}
+	s, _ := f.pool.Get().(*flatScratch)
+	if s == nil {
+		s = &flatScratch{}
+	}
+	defer f.pool.Put(s)
+	s.q = prepare(s.q, q, f.metric)
+	s.res = s.res[:0]
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	if o.Keys != nil {
+		f.scanKeys(s, k, o.Keys, o.Filter)
+	} else {
+		f.scanAll(s, k, o.Filter)
+	}
+	for len(s.res) > 0 {
+		it := s.res.pop()
+		dst = append(dst, Result{Key: f.keys[it.id], Distance: -it.dist})
+	}
+	sortResults(dst)
+	return dst, nil
+}
+
+// scanAll scores every row with one pass of the one-to-many kernel.
+func (f *Flat) scanAll(s *flatScratch, k int, filter func(uint64) bool) {
+	n := len(f.keys)
+	if cap(s.dists) < n {
+		s.dists = make([]float32, n+n/4)
+	}
+	d := s.dists[:n]
+	switch f.metric {
+	case L2:
+		simd.L2SquaredMany(d, s.q, f.vecs)
+	default:
+		simd.DotMany(d, s.q, f.vecs)
+		for i, x := range d {
+			if f.metric == Dot {
+				d[i] = -x
+			} else {
+				d[i] = 1 - x
+			}
+		}
+	}
+	for r, dist := range d {
+		if filter == nil || filter(f.keys[r]) {
+			s.offer(k, dist, uint32(r))
+		}
+	}
+}
+
+// scanKeys scores the rows of the listed keys, each once.
+func (f *Flat) scanKeys(s *flatScratch, k int, keys []uint64, filter func(uint64) bool) {
+	if cap(s.seen) < len(f.keys) {
+		s.seen = make([]uint32, len(f.keys)+len(f.keys)/4)
+	}
+	s.seen = s.seen[:len(f.keys)]
+	if s.epoch++; s.epoch == 0 {
+		clear(s.seen)
+		s.epoch = 1
+	}
+	for _, key := range keys {
+		r, ok := f.rows[key]
+		if !ok || s.seen[r] == s.epoch || (filter != nil && !filter(key)) {
+			continue
+		}
+		s.seen[r] = s.epoch
+		s.offer(k, distance(f.metric, s.q, f.vecs[int(r)*f.dim:int(r+1)*f.dim]), r)
+	}
+}
+
+// offer keeps the k nearest rows seen so far in a max-heap (negated).
+func (s *flatScratch) offer(k int, d float32, row uint32) {
+	if len(s.res) < k {
+		s.res.push(item{-d, row})
+	} else if d < -s.res.top().dist {
+		s.res.pop()
+		s.res.push(item{-d, row})
+	}
+}
+
+// Vector appends the stored vector of key to dst[:0].
+func (f *Flat) Vector(dst []float32, key uint64) ([]float32, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	r, ok := f.rows[key]
+	if !ok {
+		return dst[:0], false
+	}
+	return append(dst[:0], f.vecs[int(r)*f.dim:int(r+1)*f.dim]...), true
+}
+
+// Keys appends every key to dst[:0] in ascending order.
+func (f *Flat) Keys(dst []uint64) []uint64 {
+	f.mu.RLock()
+	dst = append(dst[:0], f.keys...)
+	f.mu.RUnlock()
+	slices.Sort(dst)
+	return dst
+}
+
+// MemoryBytes estimates the memory held by the index.
+func (f *Flat) MemoryBytes() int64 {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return int64(cap(f.vecs))*4 + int64(cap(f.keys))*8 + int64(len(f.rows))*20
+}
+
+// Snapshot format of the flat index (little-endian):
+//
+//	+-----------------------------------------------------------+
+//	| magic "MNEMOFLT" (8) | version u16 = 1 | metric u8 | 0 u8 |
+//	| dim u32 | count u64 | header CRC-32C u32                  |
+//	+-----------------------------------------------------------+
+//	| count x ( key u64 | vector dim x f32 )                    |
+//	+-----------------------------------------------------------+
+//	| CRC-32C u32 of everything before it                       |
+//	+-----------------------------------------------------------+
+
+var flatMagic = [8]byte{'M', 'N', 'E', 'M', 'O', 'F', 'L', 'T'}
+
+const flatVersion = 1
+
+// WriteTo writes a snapshot of the index to w.
+func (f *Flat) WriteTo(w io.Writer) (int64, error) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	cw := newCRCWriter(w)
+	cw.write(flatMagic[:])
+	cw.write([]byte{flatVersion, 0, byte(f.metric), 0})
+	cw.u32(uint32(f.dim))
+	cw.u64(uint64(len(f.keys)))
+	cw.u32(cw.crc.Sum32())
+	for r, key := range f.keys {
+		cw.u64(key)
+		cw.floats(f.vecs[r*f.dim : (r+1)*f.dim])
+	}
+	return cw.finish()
+}
+
+// ReadFlat restores a flat index from a snapshot written by WriteTo.
+// Damage is reported as an error wrapping ErrCorrupt.
+func ReadFlat(r io.Reader) (*Flat, error) {
+	cr := newCRCReader(r)
+	var magic [8]byte
+	cr.read(magic[:])
+	var vb [4]byte
+	cr.read(vb[:])
+	dim := cr.u32()
+	count := cr.u64()
+	if err := cr.checksum("header"); err != nil {
+		return nil, err
+	}
+	switch {
+	case magic != flatMagic:
+		return nil, corruptf("not a flat snapshot (magic %q)", magic[:])
+	case vb[0] != flatVersion || vb[1] != 0:
+		return nil, corruptf("unsupported flat snapshot version %d", vb[0])
+	case !Metric(vb[2]).valid():
+		return nil, corruptf("unknown metric %d", vb[2])
+	case dim == 0 || dim > maxDim:
+		return nil, corruptf("dimension %d out of range", dim)
+	case count >= noNode:
+		return nil, corruptf("count %d out of range", count)
+	}
+	f, _ := NewFlat(int(dim), Metric(vb[2]))
+	vec := make([]float32, dim)
+	for i := uint64(0); i < count; i++ {
+		key := cr.u64()
+		cr.floats(vec)
+		if err := cr.errAt(uint32(i)); err != nil {
+			return nil, err
+		}
+		if _, dup := f.rows[key]; dup {
+			return nil, corruptf("key %d stored twice", key)
+		}
+		if err := checkVector(vec, f.dim, f.metric); err != nil {
+			return nil, corruptf("record %d: %v", i, err)
+		}
+		f.rows[key] = uint32(len(f.keys))
+		f.keys = append(f.keys, key)
+		f.vecs = append(f.vecs, vec...)
+	}
+	if err := cr.checksum("snapshot"); err != nil {
+		return nil, err
+	}
+	return f, nil
+}

@@ -1,0 +1,65 @@
+package index
+
+import "math"
+
+// item is a node and its distance to the query.
+type item struct {
+	dist float32
+	id   uint32
+}
+
+// minHeap is a binary min-heap of items ordered by distance. A max-heap is a
+// minHeap of negated distances (negation is exact for floats), as hnswlib
+// does. It is typed, so nothing is boxed into an interface.
+type minHeap []item
+
+func (h minHeap) Len() int  { return len(h) }
+func (h minHeap) top() item { return h[0] }
+
+func (h *minHeap) push(it item) {
+	s := append(*h, it)
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p].dist <= s[i].dist {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+	*h = s
+}
+
+func (h *minHeap) pop() item {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	s[0] = s[n]
+	s = s[:n]
+	i := 0
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && s[r].dist < s[l].dist {
+			m = r
+		}
+		if s[i].dist <= s[m].dist {
+			break
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+	*h = s
+	return top
+}
+
+// math32Inf returns a float32 infinity of the sign of sign.
+func math32Inf(sign int) float32 {
+	if sign < 0 {
+		return float32(math.Inf(-1))
+	}
+	return float32(math.Inf(1))
+}

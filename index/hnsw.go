@@ -1,0 +1,452 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mnemodb/mnemo/simd"
+)
+
+// HNSWOptions configure a native HNSW index. A zero field means its default.
+type HNSWOptions struct {
+	// M is the number of links a node keeps on the upper layers; layer 0
+	// keeps 2*M. Default 16. Range 2..256.
+	M int
+	// EfConstruction is the candidate-list size used while inserting.
+	// Default 200.
+	EfConstruction int
+	// EfSearch is the default candidate-list size of a search
+	// (SearchOptions.Ef overrides it per search). Default 64.
+	EfSearch int
+	// Seed seeds the level generator. Zero means a fixed default seed, so
+	// a single-goroutine build is reproducible.
+	Seed uint64
+}
+
+// Defaults of HNSWOptions.
+const (
+	DefaultM              = 16
+	DefaultEfConstruction = 200
+	DefaultEfSearch       = 64
+	defaultSeed           = 0x6d6e656d6f // "mnemo"
+
+	maxM     = 256
+	maxLevel = 31 // levels are stored in a byte; 31 is beyond any real graph
+	noNode   = math.MaxUint32
+	emptyEP  = math.MaxUint64
+
+	flagDeleted = 1 << 0 // tombstoned: routed through, never returned
+	flagFree    = 1 << 1 // slot released by Compact, reusable by Add
+
+	lockStripes = 1 << 12
+)
+
+// withDefaults returns o with zero fields replaced by their defaults.
+func (o *HNSWOptions) withDefaults() HNSWOptions {
+	var r HNSWOptions
+	if o != nil {
+		r = *o
+	}
+	if r.M == 0 {
+		r.M = DefaultM
+	}
+	if r.EfConstruction == 0 {
+		r.EfConstruction = DefaultEfConstruction
+	}
+	if r.EfSearch == 0 {
+		r.EfSearch = DefaultEfSearch
+	}
+	if r.Seed == 0 {
+		r.Seed = defaultSeed
+	}
+	return r
+}
+
+// Validate reports every problem with the options at once. Zero fields are
+// valid (they mean the defaults).
+func (o *HNSWOptions) Validate() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	if o.M != 0 && (o.M < 2 || o.M > maxM) {
+		errs = append(errs, fmt.Errorf("%w: M is %d, want 2..%d", ErrInvalidOptions, o.M, maxM))
+	}
+	if o.EfConstruction < 0 {
+		errs = append(errs, fmt.Errorf("%w: EfConstruction is %d, want >= 1", ErrInvalidOptions, o.EfConstruction))
+	}
+	if o.EfSearch < 0 {
+		errs = append(errs, fmt.Errorf("%w: EfSearch is %d, want >= 1", ErrInvalidOptions, o.EfSearch))
+	}
+	return errors.Join(errs...)
+}
+
+// HNSW is a hierarchical navigable small world graph (Malkov & Yashunin,
+// 2018) over float32 vectors. It is safe for concurrent use by multiple
+// goroutines: searches run concurrently with each other and with Add and
+// Delete, and Adds run in parallel, serialised only per node while a
+// neighbour list is rewritten. Compact and WriteTo take the index for
+// themselves and wait for operations in flight.
+//
+// Storage is chunked so that growth never moves a vector or a link: each
+// chunk holds a run of nodes in one contiguous slab of records (a node's
+// layer-0 neighbour list, a count and 2M slots, followed by its vector),
+// plus the upper-layer lists of the few nodes that have them.
+// Neighbour lists are read and written with atomic loads and stores, so a
+// search never blocks on an insert.
+type HNSW struct {
+	dim    int
+	metric Metric
+	m, m0  int
+	efC    int
+	efS    int
+	ml     float64
+	seed   uint64
+
+	chunkShift uint
+	chunkMask  uint32
+
+	// mu is held shared by Add, Delete, Search and Vector, and exclusively
+	// by Compact, Check and WriteTo.
+	mu sync.RWMutex
+
+	chunks atomic.Pointer[[]*chunk]
+	nodes  atomic.Uint32 // slots handed out so far (ids < nodes exist)
+	ep     atomic.Uint64 // entry point: level<<32 | id, or emptyEP
+
+	// alloc protects the following fields.
+	alloc struct {
+		sync.Mutex
+		free []uint32 // slots released by Compact
+	}
+	// keys protects the following fields.
+	keys struct {
+		sync.RWMutex
+		m map[uint64]uint32 // caller key -> live node
+	}
+	// rng protects the level generator.
+	rng struct {
+		sync.Mutex
+		r *rand.Rand
+	}
+	epMu    sync.Mutex // serialises entry-point promotion
+	deleted atomic.Int64
+	locks   [lockStripes]sync.Mutex // per-node writer locks, striped by id
+	pool    sync.Pool               // *searcher
+}
+
+// chunk is the storage of 1<<chunkShift consecutive nodes.
+type chunk struct {
+	data   []uint32   // per node: flags, layer-0 list (count, 2M slots), vector
+	keys   []uint64   // caller key per node
+	levels []uint8    // top layer per node
+	anchor []uint32   // the node whose layer-0 list must keep this one (see link.go), atomic
+	upper  [][]uint32 // per node: level*(m+1) words for layers 1..level
+}
+
+// NewHNSW returns an empty HNSW index of dimension dim under metric. opts
+// may be nil.
+func NewHNSW(dim int, metric Metric, opts *HNSWOptions) (*HNSW, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if dim <= 0 || dim > maxDim {
+		return nil, fmt.Errorf("%w: dimension %d, want 1..%d", ErrInvalidOptions, dim, maxDim)
+	}
+	if !metric.valid() {
+		return nil, fmt.Errorf("%w: unknown metric %d", ErrInvalidOptions, metric)
+	}
+	o := opts.withDefaults()
+	return newHNSW(dim, metric, o), nil
+}
+
+// maxDim bounds the dimension (and so what a snapshot header may claim).
+const maxDim = 1 << 16
+
+func newHNSW(dim int, metric Metric, o HNSWOptions) *HNSW {
+	h := &HNSW{
+		dim:    dim,
+		metric: metric,
+		m:      o.M,
+		m0:     2 * o.M,
+		efC:    o.EfConstruction,
+		efS:    o.EfSearch,
+		ml:     1 / math.Log(float64(o.M)),
+		seed:   o.Seed,
+	}
+	// About 256 KiB of vectors per chunk, between 64 and 4096 nodes.
+	per := max(64, min(4096, (256<<10)/(4*dim)))
+	h.chunkShift = uint(bits.Len(uint(per)) - 1)
+	h.chunkMask = 1<<h.chunkShift - 1
+	h.chunks.Store(new([]*chunk))
+	h.ep.Store(emptyEP)
+	h.keys.m = make(map[uint64]uint32)
+	h.rng.r = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	return h
+}
+
+// Dim returns the dimension of the index.
+func (h *HNSW) Dim() int { return h.dim }
+
+// Metric returns the metric of the index.
+func (h *HNSW) Metric() Metric { return h.metric }
+
+// Options returns the parameters the index was built with.
+func (h *HNSW) Options() HNSWOptions {
+	return HNSWOptions{M: h.m, EfConstruction: h.efC, EfSearch: h.efS, Seed: h.seed}
+}
+
+// Len returns the number of live keys.
+func (h *HNSW) Len() int {
+	h.keys.RLock()
+	defer h.keys.RUnlock()
+	return len(h.keys.m)
+}
+
+// Deleted returns the number of tombstoned nodes that Compact would repair
+// and release.
+func (h *HNSW) Deleted() int { return int(h.deleted.Load()) }
+
+func (h *HNSW) newChunk() *chunk {
+	n := 1 << h.chunkShift
+	return &chunk{
+		data:   make([]uint32, n*h.stride()),
+		keys:   make([]uint64, n),
+		levels: make([]uint8, n),
+		anchor: make([]uint32, n),
+		upper:  make([][]uint32, n),
+	}
+}
+
+// stride is the number of words a node's record takes in chunk.data: its
+// flags, its layer-0 list and its vector, the layout of hnswlib's level-0
+// memory. Expanding a node during a search reads its list, which sits next
+// to the vector the search loaded when it scored the node, so it is
+// usually still in cache.
+func (h *HNSW) stride() int { return 1 + h.m0 + 1 + h.dim }
+
+// loc returns the chunk of node id and the node's offset in it.
+func (h *HNSW) loc(id uint32) (*chunk, uint32) {
+	return (*h.chunks.Load())[id>>h.chunkShift], id & h.chunkMask
+}
+
+// vec returns the stored vector of node id.
+func (h *HNSW) vec(id uint32) []float32 {
+	ch, off := h.loc(id)
+	return floats(ch.data[int(off)*h.stride()+h.m0+2:][:h.dim:h.dim])
+}
+
+// links returns the neighbour list of node id on layer: a count word and
+// then the slots. Words must be accessed atomically.
+func (h *HNSW) links(id uint32, layer int) []uint32 {
+	ch, off := h.loc(id)
+	if layer == 0 {
+		lo := int(off)*h.stride() + 1
+		return ch.data[lo : lo+h.m0+1 : lo+h.m0+1]
+	}
+	lo := (layer - 1) * (h.m + 1)
+	return ch.upper[off][lo : lo+h.m+1 : lo+h.m+1]
+}
+
+func (h *HNSW) level(id uint32) int {
+	ch, off := h.loc(id)
+	return int(ch.levels[off])
+}
+
+// flagWord returns the flags word of node id (flagDeleted, flagFree), which
+// is accessed atomically.
+func (h *HNSW) flagWord(id uint32) *uint32 {
+	ch, off := h.loc(id)
+	return &ch.data[int(off)*h.stride()]
+}
+
+func (h *HNSW) flags(id uint32) uint32 { return atomic.LoadUint32(h.flagWord(id)) }
+
+// prefetch starts loading the record of node id (flags, layer-0 list and
+// vector) into cache.
+func (h *HNSW) prefetch(id uint32) {
+	ch, off := h.loc(id)
+	lo := int(off) * h.stride()
+	simd.Prefetch(floats(ch.data[lo : lo+h.stride()]))
+}
+
+func (h *HNSW) anchor(id uint32) *uint32 {
+	ch, off := h.loc(id)
+	return &ch.anchor[off]
+}
+
+func (h *HNSW) key(id uint32) uint64 {
+	ch, off := h.loc(id)
+	return ch.keys[off]
+}
+
+func (h *HNSW) lock(id uint32) *sync.Mutex { return &h.locks[id%lockStripes] }
+
+func (h *HNSW) maxLinks(layer int) int {
+	if layer == 0 {
+		return h.m0
+	}
+	return h.m
+}
+
+// distID returns the distance between two stored nodes.
+func (h *HNSW) distID(a, b uint32) float32 { return distance(h.metric, h.vec(a), h.vec(b)) }
+
+func packEP(id uint32, level int) uint64 { return uint64(level)<<32 | uint64(id) }
+
+func unpackEP(ep uint64) (uint32, int) { return uint32(ep), int(ep >> 32) }
+
+// randomLevel draws a level with P(level >= l) = M^-l (mL = 1/ln M).
+func (h *HNSW) randomLevel() int {
+	h.rng.Lock()
+	u := h.rng.r.Float64()
+	h.rng.Unlock()
+	l := int(-math.Log(1-u) * h.ml)
+	return min(l, maxLevel)
+}
+
+// allocSlot returns a node id for a new node, reusing a slot released by
+// Compact when there is one and adding a chunk when the last one is full.
+func (h *HNSW) allocSlot() (uint32, error) {
+	h.alloc.Lock()
+	defer h.alloc.Unlock()
+	if n := len(h.alloc.free); n > 0 {
+		id := h.alloc.free[n-1]
+		h.alloc.free = h.alloc.free[:n-1]
+		return id, nil
+	}
+	id := h.nodes.Load()
+	if id == noNode-1 {
+		return 0, fmt.Errorf("%w: index holds the maximum of %d nodes", ErrInvalidOptions, id)
+	}
+	table := *h.chunks.Load()
+	if int(id>>h.chunkShift) >= len(table) {
+		grown := append(slices.Clip(table), h.newChunk())
+		h.chunks.Store(&grown)
+	}
+	h.nodes.Store(id + 1)
+	return id, nil
+}
+
+// initSlot writes a node's key, vector and level before it is published.
+func (h *HNSW) initSlot(id uint32, key uint64, vec []float32, level int) {
+	ch, off := h.loc(id)
+	ch.keys[off] = key
+	ch.levels[off] = uint8(level)
+	v := h.vec(id)
+	copy(v, vec)
+	if h.metric == Cosine {
+		simd.Normalize(v)
+	}
+	atomic.StoreUint32(&ch.data[int(off)*h.stride()], 0)
+	atomic.StoreUint32(&ch.anchor[off], noNode)
+	if level > 0 {
+		ch.upper[off] = make([]uint32, level*(h.m+1))
+	} else {
+		ch.upper[off] = nil
+	}
+	atomic.StoreUint32(h.flagWord(id), 0)
+}
+
+// Add stores vec under key, replacing the key's previous vector. The old
+// node is tombstoned (see Delete) and the new one linked into the graph.
+// Expected cost is O(efConstruction * M * log n) distance computations.
+func (h *HNSW) Add(key uint64, vec []float32) error {
+	if err := checkVector(vec, h.dim, h.metric); err != nil {
+		return err
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	level := h.randomLevel()
+	id, err := h.allocSlot()
+	if err != nil {
+		return err
+	}
+	h.initSlot(id, key, vec, level)
+	h.keys.Lock()
+	if old, ok := h.keys.m[key]; ok {
+		h.tombstone(old)
+	}
+	h.keys.m[key] = id
+	h.keys.Unlock()
+	h.link(id, level)
+	return nil
+}
+
+// Delete removes key from the index and reports whether it was there. The
+// node is tombstoned at once: searches never return it but still route
+// through it, so recall does not drop. Compact relinks the neighbours of
+// tombstoned nodes and releases their slots for reuse.
+func (h *HNSW) Delete(key uint64) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	h.keys.Lock()
+	id, ok := h.keys.m[key]
+	if ok {
+		delete(h.keys.m, key)
+		h.tombstone(id)
+	}
+	h.keys.Unlock()
+	return ok
+}
+
+func (h *HNSW) tombstone(id uint32) {
+	p := h.flagWord(id)
+	for {
+		f := atomic.LoadUint32(p)
+		if f&flagDeleted != 0 || atomic.CompareAndSwapUint32(p, f, f|flagDeleted) {
+			break
+		}
+	}
+	h.deleted.Add(1)
+}
+
+// Vector appends the stored vector of key to dst[:0].
+func (h *HNSW) Vector(dst []float32, key uint64) ([]float32, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	h.keys.RLock()
+	id, ok := h.keys.m[key]
+	h.keys.RUnlock()
+	if !ok {
+		return dst[:0], false
+	}
+	return append(dst[:0], h.vec(id)...), true
+}
+
+// Keys appends every live key to dst[:0] in ascending order.
+func (h *HNSW) Keys(dst []uint64) []uint64 {
+	h.keys.RLock()
+	dst = dst[:0]
+	for k := range h.keys.m {
+		dst = append(dst, k)
+	}
+	h.keys.RUnlock()
+	slices.Sort(dst)
+	return dst
+}
+
+// MemoryBytes estimates the memory held by the index: chunks (vectors,
+// links, keys, levels, flags, anchors, upper-layer lists) and the key
+// map.
+func (h *HNSW) MemoryBytes() int64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var b int64
+	for _, ch := range *h.chunks.Load() {
+		b += int64(len(ch.data))*4 + int64(len(ch.keys))*8 +
+			int64(len(ch.levels)) + int64(len(ch.anchor))*4 + int64(len(ch.upper))*24
+		for _, u := range ch.upper {
+			b += int64(cap(u)) * 4
+		}
+	}
+	// A Go map of uint64 to uint32 costs about 12 bytes of payload plus
+	// about 1.6x for buckets, control bytes and load factor.
+	return b + int64(h.Len())*20
+}

@@ -1,0 +1,161 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+)
+
+func TestHNSWModel(t *testing.T) {
+	for _, metric := range []Metric{Cosine, Dot, L2} {
+		for _, m := range []int{2, 4, 16} {
+			t.Run(fmt.Sprintf("%s/M=%d", metric, m), func(t *testing.T) {
+				r := newRand(t, uint64(m)*7+uint64(metric))
+				const dim = 8
+				h, err := NewHNSW(dim, metric, &HNSWOptions{M: m, EfConstruction: 32, Seed: uint64(m)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				model, _ := NewFlat(dim, metric)
+				pool := clustered(r, 400, dim, 5)
+				var got, want []Result
+				for op := 0; op < 1500; op++ {
+					key := uint64(r.IntN(300))
+					switch x := r.IntN(100); {
+					case x < 55:
+						v := pool[r.IntN(len(pool))]
+						if err := h.Add(key, v); err != nil {
+							t.Fatal(err)
+						}
+						if err := model.Add(key, v); err != nil {
+							t.Fatal(err)
+						}
+					case x < 75:
+						if a, b := h.Delete(key), model.Delete(key); a != b {
+							t.Fatalf("op %d: Delete(%d) = %v, model %v", op, key, a, b)
+						}
+					case x < 78:
+						h.Compact()
+					default:
+						q := pool[r.IntN(len(pool))]
+						k := 1 + r.IntN(12)
+						n := model.Len()
+						got, err = h.Search(got, q, k, &SearchOptions{Ef: n + 1})
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, _ = model.Search(want, q, k, nil)
+						if !sameResults(got, want) {
+							t.Fatalf("op %d: search k=%d with ef >= n:\n got %v\nwant %v", op, k, got, want)
+						}
+					}
+					if h.Len() != model.Len() {
+						t.Fatalf("op %d: Len %d, model %d", op, h.Len(), model.Len())
+					}
+					mustCheck(t, h)
+				}
+				mustCheck(t, h)
+				h.Compact()
+				mustCheck(t, h)
+				keys := h.Keys(nil)
+				if fmt.Sprint(keys) != fmt.Sprint(model.Keys(nil)) {
+					t.Fatalf("keys differ:\n%v\n%v", keys, model.Keys(nil))
+				}
+				for _, k := range keys {
+					a, _ := h.Vector(nil, k)
+					b, _ := model.Vector(nil, k)
+					if fmt.Sprint(a) != fmt.Sprint(b) {
+						t.Fatalf("vector of %d differs", k)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	indexes := map[string]func() Index{
+		"hnsw":  func() Index { h, _ := NewHNSW(3, Cosine, nil); return h },
+		"flat":  func() Index { f, _ := NewFlat(3, Cosine); return f },
+		"coder": func() Index { c, _ := NewCoder(3, Cosine, nil); return c },
+	}
+	nan := float32(math.NaN())
+	for name, mk := range indexes {
+		t.Run(name, func(t *testing.T) {
+			idx := mk()
+			res, err := idx.Search(nil, []float32{1, 0, 0}, 5, nil)
+			if err != nil || len(res) != 0 {
+				t.Fatalf("empty index: %v, %v", res, err)
+			}
+			adds := []struct {
+				vec  []float32
+				want error
+			}{
+				{[]float32{1, 2}, ErrDimension},
+				{[]float32{1, 2, 3, 4}, ErrDimension},
+				{nil, ErrDimension},
+				{[]float32{1, nan, 3}, ErrNonFinite},
+				{[]float32{1, float32(math.Inf(-1)), 3}, ErrNonFinite},
+				{[]float32{0, 0, 0}, ErrZeroVector},
+			}
+			for _, a := range adds {
+				if err := idx.Add(1, a.vec); !errors.Is(err, a.want) {
+					t.Errorf("Add(%v) = %v, want %v", a.vec, err, a.want)
+				}
+			}
+			if idx.Len() != 0 {
+				t.Fatalf("rejected adds changed Len to %d", idx.Len())
+			}
+			if err := idx.Add(1, []float32{1, 2, 3}); err != nil {
+				t.Fatal(err)
+			}
+			for _, q := range [][]float32{{1, 2}, {nan, 1, 1}, {0, 0, 0}} {
+				if _, err := idx.Search(nil, q, 3, nil); err == nil {
+					t.Errorf("Search(%v) accepted", q)
+				}
+			}
+			for _, k := range []int{0, -1} {
+				if res, err := idx.Search(nil, []float32{1, 2, 3}, k, nil); err != nil || len(res) != 0 {
+					t.Errorf("k=%d: %v, %v", k, res, err)
+				}
+			}
+			if idx.Delete(99) {
+				t.Error("Delete of an absent key reported true")
+			}
+			if _, ok := idx.Vector(nil, 99); ok {
+				t.Error("Vector of an absent key reported true")
+			}
+		})
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	err := (&HNSWOptions{M: 1, EfConstruction: -1, EfSearch: -2}).Validate()
+	if !errors.Is(err, ErrInvalidOptions) {
+		t.Fatalf("got %v", err)
+	}
+	for _, want := range []string{"M is 1", "EfConstruction is -1", "EfSearch is -2"} {
+		if !containsStr(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if _, err := NewHNSW(0, Cosine, nil); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("dim 0: %v", err)
+	}
+	if _, err := NewHNSW(4, Metric(9), nil); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("metric 9: %v", err)
+	}
+	if _, err := ParseMetric("manhattan"); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("ParseMetric: %v", err)
+	}
+	for _, s := range []string{"cosine", "dot", "l2", "L2", "ip", "euclidean"} {
+		if _, err := ParseMetric(s); err != nil {
+			t.Errorf("ParseMetric(%q): %v", s, err)
+		}
+	}
+}
+
+func containsStr(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || containsStr(s[1:], sub)))
+}

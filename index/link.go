@@ -1,0 +1,260 @@
+package index
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// Reachability. A graph that prunes links can strand nodes: if every link
+// into a node (or into a small group of nodes) is pruned away, no search
+// finds it again. hnswlib accepts that; we do not. Every node except the
+// entry point has an anchor: one node whose layer-0 list must keep a link to
+// it. Anchors are assigned so that every node is reachable from the entry
+// point along anchor links:
+//
+//   - a new node is anchored by the first node that takes a reverse link to
+//     it (that node was itself reached by a search, so it is reachable), or,
+//     if every reverse link was pruned, by a neighbour forced to take one;
+//   - when a new node becomes the entry point, it takes an anchored link to
+//     the old entry point, from which everything is reachable;
+//   - pruning a list never drops a node that the list's owner anchors;
+//   - Compact reassigns anchors from a breadth-first walk from the entry
+//     point and links back in anything it did not reach.
+//
+// An anchor changes only under the lock of the node that becomes the anchor,
+// after the link is in place, so a concurrent pruning sees either the old
+// anchor (and keeps a link it could drop) or the new one.
+
+// link connects a new node into the graph (the paper's Algorithm 1): a greedy
+// descent to the node's top layer, then on every layer from there down a beam
+// search of width efConstruction, neighbour selection by the heuristic, and
+// reverse links into the chosen neighbours, each under that neighbour's lock.
+func (h *HNSW) link(id uint32, level int) {
+	ep := h.ep.Load()
+	if ep == emptyEP {
+		h.epMu.Lock()
+		if h.ep.Load() == emptyEP {
+			h.ep.Store(packEP(id, level))
+			h.epMu.Unlock()
+			return
+		}
+		h.epMu.Unlock()
+		ep = h.ep.Load()
+	}
+	s := h.getSearcher()
+	defer h.putSearcher(s)
+	q := h.vec(id)
+	cur, top := unpackEP(ep)
+	curD := h.distID(id, cur)
+	for l := top; l > level; l-- {
+		cur, curD = h.greedy(q, cur, curD, l)
+	}
+	w := walk{exclude: id}
+	var cands []item
+	for l := min(level, top); l >= 0; l-- {
+		h.searchLayer(s, q, cur, curD, h.efC, l, &w, noNode)
+		cands = s.sortedResults()
+		if len(cands) == 0 {
+			continue
+		}
+		cur, curD = cands[0].id, cands[0].dist
+		sel := h.selectNeighbors(s.nbrs[:0], cands, h.m)
+		s.nbrs = sel
+		h.setLinks(id, l, sel)
+		for _, nb := range sel {
+			h.addLink(s, nb.id, id, nb.dist, l)
+		}
+	}
+	if atomic.LoadUint32(h.anchor(id)) == noNode {
+		h.rescue(id, cands)
+	}
+	if level > top {
+		h.promote(id, level)
+	}
+}
+
+// promote makes id (whose level is above the entry point's) the entry
+// point, after giving it an anchored link to the entry point it replaces.
+func (h *HNSW) promote(id uint32, level int) {
+	h.epMu.Lock()
+	defer h.epMu.Unlock()
+	old, oldLevel := unpackEP(h.ep.Load())
+	// If every slot of id anchors a node (only conceivable with very many
+	// concurrent inserts), id stays below the entry point rather than
+	// become an entry point that cannot reach the graph.
+	if level <= oldLevel || !h.anchorLink(id, old, true) {
+		return
+	}
+	h.ep.Store(packEP(id, level))
+}
+
+// selectNeighbors appends to dst at most m of cands (sorted nearest first)
+// chosen by the paper's heuristic (Algorithm 4, as hnswlib implements it): a
+// candidate is kept only when it is nearer to the base than to every
+// candidate kept before it, which spreads links across directions instead of
+// spending them all inside one cluster. Nodes already in dst count as kept
+// (and are skipped in cands). With no more than m candidates in all, every
+// one is kept.
+func (h *HNSW) selectNeighbors(dst, cands []item, m int) []item {
+	if len(dst) == 0 && len(cands) <= m {
+		return append(dst, cands...)
+	}
+	seeded := len(dst)
+	for _, c := range cands {
+		if len(dst) >= m {
+			break
+		}
+		if slices.ContainsFunc(dst[:seeded], func(it item) bool { return it.id == c.id }) {
+			continue
+		}
+		good := true
+		for _, r := range dst {
+			if h.distID(c.id, r.id) < c.dist {
+				good = false
+				break
+			}
+		}
+		if good {
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+// setLinks writes the neighbour list of a new node on layer.
+func (h *HNSW) setLinks(id uint32, layer int, sel []item) {
+	mu := h.lock(id)
+	mu.Lock()
+	defer mu.Unlock()
+	list := h.links(id, layer)
+	for j, it := range sel {
+		atomic.StoreUint32(&list[j+1], it.id)
+	}
+	atomic.StoreUint32(&list[0], uint32(len(sel)))
+}
+
+// addLink adds the link u -> v on layer (d is their distance). When u's list
+// is full, the list and v are pruned back to capacity by the heuristic,
+// keeping on layer 0 every node u anchors. The first node on layer 0 to
+// keep a link to v becomes v's anchor.
+func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
+	mu := h.lock(u)
+	mu.Lock()
+	defer mu.Unlock()
+	list := h.links(u, layer)
+	n := atomic.LoadUint32(&list[0])
+	for j := uint32(1); j <= n; j++ {
+		if atomic.LoadUint32(&list[j]) == v {
+			return
+		}
+	}
+	maxL := h.maxLinks(layer)
+	if int(n) < maxL {
+		atomic.StoreUint32(&list[n+1], v)
+		atomic.StoreUint32(&list[0], n+1)
+	} else {
+		cands := append(s.prune[:0], item{d, v})
+		sel := s.sel[:0]
+		for j := uint32(1); j <= min(prefetchAhead, n); j++ {
+			h.prefetch(atomic.LoadUint32(&list[j]))
+		}
+		for j := uint32(1); j <= n; j++ {
+			if j+prefetchAhead <= n {
+				h.prefetch(atomic.LoadUint32(&list[j+prefetchAhead]))
+			}
+			e := atomic.LoadUint32(&list[j])
+			it := item{h.distID(u, e), e}
+			cands = append(cands, it)
+			if layer == 0 && atomic.LoadUint32(h.anchor(e)) == u {
+				sel = append(sel, it)
+			}
+		}
+		slices.SortFunc(cands, byDist)
+		slices.SortFunc(sel, byDist)
+		sel = h.selectNeighbors(sel, cands, maxL)
+		s.prune, s.sel = cands, sel
+		for j, it := range sel {
+			atomic.StoreUint32(&list[j+1], it.id)
+		}
+		atomic.StoreUint32(&list[0], uint32(len(sel)))
+		if !slices.ContainsFunc(sel, func(it item) bool { return it.id == v }) {
+			return
+		}
+	}
+	if layer == 0 {
+		atomic.CompareAndSwapUint32(h.anchor(v), noNode, u)
+	}
+}
+
+// rescue anchors a new node whose every reverse link was pruned away: the
+// nearest node that can spare a slot takes an anchored link to it, trying
+// first the layer-0 candidates of its insertion (nearest first) and then
+// every anchored node. Under the dot metric a few large vectors are
+// everyone's nearest neighbour and can fill their lists with nodes they
+// anchor, hence the wide net. Anchors are fewer than nodes and slots are 2M
+// per node, so some node always has room.
+func (h *HNSW) rescue(id uint32, cands []item) {
+	for _, c := range cands {
+		if h.anchorLink(c.id, id, false) {
+			return
+		}
+	}
+	root, _ := unpackEP(h.ep.Load())
+	for u := uint32(0); u < h.nodes.Load(); u++ {
+		if u != id && h.flags(u)&flagFree == 0 &&
+			(u == root || atomic.LoadUint32(h.anchor(u)) != noNode) && h.anchorLink(u, id, false) {
+			return
+		}
+	}
+}
+
+// anchorLink puts the layer-0 link u -> v in place, replacing u's farthest
+// neighbour that u does not anchor when the list is full, and makes u the
+// anchor of v: always when force is set, else only if v has none. It
+// reports false, changing nothing, when every slot of u holds a node that u
+// anchors.
+func (h *HNSW) anchorLink(u, v uint32, force bool) bool {
+	mu := h.lock(u)
+	mu.Lock()
+	defer mu.Unlock()
+	list := h.links(u, 0)
+	n := atomic.LoadUint32(&list[0])
+	present := false
+	for j := uint32(1); j <= n && !present; j++ {
+		present = atomic.LoadUint32(&list[j]) == v
+	}
+	switch {
+	case present:
+	case int(n) < h.m0:
+		atomic.StoreUint32(&list[n+1], v)
+		atomic.StoreUint32(&list[0], n+1)
+	default:
+		far, farD := uint32(0), float32(math32Inf(-1))
+		for j := uint32(1); j <= n; j++ {
+			e := atomic.LoadUint32(&list[j])
+			if d := h.distID(u, e); d > farD && atomic.LoadUint32(h.anchor(e)) != u {
+				far, farD = j, d
+			}
+		}
+		if far == 0 {
+			return false
+		}
+		atomic.StoreUint32(&list[far], v)
+	}
+	if force {
+		atomic.StoreUint32(h.anchor(v), u)
+	} else {
+		atomic.CompareAndSwapUint32(h.anchor(v), noNode, u)
+	}
+	return true
+}
+
+func byDist(a, b item) int {
+	switch {
+	case a.dist < b.dist:
+		return -1
+	case a.dist > b.dist:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,282 @@
+package index
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+)
+
+// searcher is the per-search scratch of an HNSW: the visited set as an
+// epoch-stamped array (a slot is visited when it holds the current epoch, so
+// clearing is a counter increment; 16-bit stamps, as hnswlib's, halve the
+// array's cache footprint and cost a real clear every 65,535 searches), the two heaps, the prepared query and the
+// buffers of neighbour selection. Searchers live in a sync.Pool, so a
+// search allocates nothing once the pool is warm.
+type searcher struct {
+	visited []uint16
+	epoch   uint16
+	cand    minHeap // candidates to expand, nearest on top
+	res     minHeap // results, negated distances: farthest on top
+	q       []float32
+	sorted  []item   // results in ascending order
+	sel     []item   // neighbour selection output
+	nbrs    []item   // the neighbours chosen for a node being linked
+	prune   []item   // neighbour selection input when pruning a full list
+	drop    []item   // old neighbours a pruning leaves out
+	batch   []uint32 // unvisited neighbours of the node being expanded
+}
+
+func (h *HNSW) getSearcher() *searcher {
+	s, _ := h.pool.Get().(*searcher)
+	if s == nil {
+		s = &searcher{}
+	}
+	return s
+}
+
+func (h *HNSW) putSearcher(s *searcher) { h.pool.Put(s) }
+
+// reset starts a new visited epoch covering ids below n.
+func (s *searcher) reset(n uint32) {
+	if int(n) > len(s.visited) {
+		s.visited = make([]uint16, n+n/4)
+		s.epoch = 0
+	}
+	s.epoch++
+	if s.epoch == 0 { // wrapped: old stamps could collide
+		clear(s.visited)
+		s.epoch = 1
+	}
+	s.cand = s.cand[:0]
+	s.res = s.res[:0]
+}
+
+// visit marks id and reports whether it was unvisited. Nodes added after the
+// search started may lie beyond the array, which then grows.
+func (s *searcher) visit(id uint32) bool {
+	if int(id) >= len(s.visited) {
+		grown := make([]uint16, int(id)+int(id)/4+64)
+		copy(grown, s.visited)
+		s.visited = grown
+	}
+	if s.visited[id] == s.epoch {
+		return false
+	}
+	s.visited[id] = s.epoch
+	return true
+}
+
+// prefetchAhead is how many neighbours ahead of the one being scored a
+// layer search prefetches.
+const prefetchAhead = 3
+
+// walk selects which nodes a layer search may return.
+type walk struct {
+	filter      func(uint64) bool // admit keys (nil: all)
+	skipDeleted bool              // queries skip tombstones; construction links to them
+	exclude     uint32            // a node never returned (the one being inserted)
+}
+
+func (w *walk) filtering() bool { return w.filter != nil || w.skipDeleted }
+
+func (h *HNSW) admits(w *walk, id uint32) bool {
+	if id == w.exclude {
+		return false
+	}
+	if f := h.flags(id); f != 0 && (w.skipDeleted || f&flagFree != 0) {
+		return false
+	}
+	return w.filter == nil || w.filter(h.key(id))
+}
+
+// greedy walks layer from cur to a local minimum of the distance to q.
+func (h *HNSW) greedy(q []float32, cur uint32, curD float32, layer int) (uint32, float32) {
+	for changed := true; changed; {
+		changed = false
+		list := h.links(cur, layer)
+		n := atomic.LoadUint32(&list[0])
+		for j := uint32(1); j <= n; j++ {
+			nb := atomic.LoadUint32(&list[j])
+			if d := distance(h.metric, q, h.vec(nb)); d < curD {
+				cur, curD, changed = nb, d, true
+			}
+		}
+	}
+	return cur, curD
+}
+
+// searchLayer is the beam search of the paper (Algorithm 2) with hnswlib's
+// stopping rule: expand the nearest candidate until it is farther than the
+// farthest of ef results. When nodes can be rejected (a filter, or
+// tombstones) the search also goes on until it holds ef admitted results,
+// so a selective filter widens the beam rather than cutting the answer
+// short. A second seed (extra, unless noNode) starts the search from two
+// places. The admitted results are left in s.res.
+func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef, layer int, w *walk, extra uint32) {
+	s.reset(h.nodes.Load())
+	h.seedLayer(s, w, ep, epD)
+	if extra != noNode && extra != ep {
+		h.seedLayer(s, w, extra, distance(h.metric, q, h.vec(extra)))
+	}
+	lower := float32(math.Inf(1))
+	if len(s.res) > 0 {
+		lower = -s.res.top().dist
+	}
+	filtering := w.filtering()
+	for s.cand.Len() > 0 {
+		c := s.cand.top()
+		if c.dist > lower && (len(s.res) == ef || !filtering) {
+			break
+		}
+		s.cand.pop()
+		// Collect the unvisited neighbours first, then score them while
+		// prefetching the next one's vector: on a graph larger than the
+		// cache the search is bound by memory latency, not arithmetic.
+		list := h.links(c.id, layer)
+		n := atomic.LoadUint32(&list[0])
+		batch := s.batch[:0]
+		for j := uint32(1); j <= n; j++ {
+			if nb := atomic.LoadUint32(&list[j]); s.visit(nb) {
+				batch = append(batch, nb)
+			}
+		}
+		s.batch = batch
+		for i := 0; i < min(prefetchAhead, len(batch)); i++ {
+			h.prefetch(batch[i])
+		}
+		for i, nb := range batch {
+			if i+prefetchAhead < len(batch) {
+				h.prefetch(batch[i+prefetchAhead])
+			}
+			d := distance(h.metric, q, h.vec(nb))
+			if len(s.res) < ef || d < lower {
+				s.cand.push(item{d, nb})
+				if h.admits(w, nb) {
+					s.res.push(item{-d, nb})
+					if len(s.res) > ef {
+						s.res.pop()
+					}
+				}
+				if len(s.res) > 0 {
+					lower = -s.res.top().dist
+				}
+			}
+		}
+	}
+}
+
+// seedLayer starts a layer search at node id, at distance d from the query.
+func (h *HNSW) seedLayer(s *searcher, w *walk, id uint32, d float32) {
+	s.visit(id)
+	if h.admits(w, id) {
+		s.res.push(item{-d, id})
+	}
+	s.cand.push(item{d, id})
+}
+
+// sortedResults empties s.res into s.sorted, nearest first.
+func (s *searcher) sortedResults() []item {
+	n := len(s.res)
+	if cap(s.sorted) < n {
+		s.sorted = make([]item, n)
+	}
+	s.sorted = s.sorted[:n]
+	for i := n - 1; i >= 0; i-- {
+		it := s.res.pop()
+		s.sorted[i] = item{-it.dist, it.id}
+	}
+	return s.sorted
+}
+
+// Search appends to dst[:0] the k nearest live keys to q, nearest first.
+// It descends the upper layers greedily and runs a beam search of width
+// max(ef, k) on layer 0; see SearchOptions for filters and exact scans.
+// It allocates nothing when dst has room for k results and the searcher
+// pool is warm.
+func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]Result, error) {
+	dst = dst[:0]
+	if err := checkVector(q, h.dim, h.metric); err != nil {
+		return dst, err
+	}
+	var o SearchOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Ef < 0 {
+		return dst, fmt.Errorf("%w: ef is %d", ErrInvalidOptions, o.Ef)
+	}
+	if k <= 0 {
+		return dst, nil
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s := h.getSearcher()
+	defer h.putSearcher(s)
+	s.q = prepare(s.q, q, h.metric)
+	if o.Keys != nil {
+		return h.scanKeys(s, dst, k, o.Keys, o.Filter), nil
+	}
+	ep := h.ep.Load()
+	if ep == emptyEP {
+		return dst, nil
+	}
+	cur, top := unpackEP(ep)
+	curD := distance(h.metric, s.q, h.vec(cur))
+	for l := top; l > 0; l-- {
+		cur, curD = h.greedy(s.q, cur, curD, l)
+	}
+	ef := o.Ef
+	if ef == 0 {
+		ef = h.efS
+	}
+	// The layer-0 search starts both where the descent ended and at the
+	// entry point. Every node is reachable from the entry point (see
+	// link.go), so a search whose ef covers the index, or whose filter
+	// admits fewer than ef nodes, sees every admitted node: results are
+	// then exact, and never fewer than min(k, admitted). Otherwise the
+	// extra seed costs one distance.
+	root, _ := unpackEP(ep)
+	w := walk{filter: o.Filter, skipDeleted: true, exclude: noNode}
+	h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root)
+	for len(s.res) > k {
+		s.res.pop()
+	}
+	for _, it := range s.sortedResults() {
+		dst = append(dst, Result{Key: h.key(it.id), Distance: it.dist})
+	}
+	sortResults(dst)
+	return dst, nil
+}
+
+// scanKeys is the exact plan: the distance from s.q to every listed live
+// key, each counted once. The key map is read under its lock; the filter,
+// a caller's function, runs after the lock is released.
+func (h *HNSW) scanKeys(s *searcher, dst []Result, k int, keys []uint64, filter func(uint64) bool) []Result {
+	s.reset(h.nodes.Load())
+	ids := s.sel[:0]
+	h.keys.RLock()
+	for _, key := range keys {
+		if id, ok := h.keys.m[key]; ok && s.visit(id) {
+			ids = append(ids, item{id: id})
+		}
+	}
+	h.keys.RUnlock()
+	s.sel = ids
+	for _, it := range ids {
+		if filter != nil && !filter(h.key(it.id)) {
+			continue
+		}
+		d := distance(h.metric, s.q, h.vec(it.id))
+		if len(s.res) < k {
+			s.res.push(item{-d, it.id})
+		} else if d < -s.res.top().dist {
+			s.res.pop()
+			s.res.push(item{-d, it.id})
+		}
+	}
+	for _, it := range s.sortedResults() {
+		dst = append(dst, Result{Key: h.key(it.id), Distance: it.dist})
+	}
+	sortResults(dst)
+	return dst
+}
