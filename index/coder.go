@@ -1,7 +1,6 @@
 package index
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -24,19 +23,28 @@ import (
 // heuristic, and every search allocates a map. We wrap it without patching
 // it.
 //
-// The library has no filtered search: Filter is applied to an over-fetched
-// result (k, then 4k, 16k, ... candidates) and so may return fewer than k
-// hits under a selective filter. Keys is served by an exact scan. It is safe
-// for concurrent use by multiple goroutines (the graph itself is not; a lock
-// serialises writes and searches with a non-default Ef).
+// The library's Delete corrupts its graph in v0.6.1 (a later Search
+// dereferences a removed node and panics, and it replenishes links with a
+// hard-coded cosine distance), so this backend never calls it: Delete and
+// the replace half of Add tombstone the old node, searches skip tombstones,
+// and their memory is reclaimed only when the index is rebuilt (ReadCoder
+// rebuilds from the live records). The library has no filtered search
+// either: Filter and tombstones are applied to an over-fetched result (k,
+// then 4k, 16k, ... candidates). Keys is served by an exact scan. A panic
+// inside the library is returned as an error. Coder is safe for concurrent
+// use by multiple goroutines (the graph itself is not; a lock serialises
+// writes, and searches with a non-default Ef).
 type Coder struct {
 	dim    int
 	metric Metric
 
 	// mu protects the following fields.
-	mu   sync.RWMutex
-	g    *hnsw.Graph[uint64]
-	keys map[uint64]struct{}
+	mu     sync.RWMutex
+	g      *hnsw.Graph[uint64] // over internal ids
+	keys   map[uint64]uint64   // caller key -> live internal id
+	owners map[uint64]uint64   // internal id -> caller key, tombstones included
+	dead   int                 // tombstoned internal ids
+	nextID uint64
 }
 
 // CoderOptions configure a Coder index. A zero field means its default.
@@ -90,7 +98,7 @@ func NewCoder(dim int, metric Metric, opts *CoderOptions) (*Coder, error) {
 	}
 	g.Rng = newMathRand(seed)
 	g.Distance = coderDistance(metric)
-	return &Coder{dim: dim, metric: metric, g: g, keys: make(map[uint64]struct{})}, nil
+	return &Coder{dim: dim, metric: metric, g: g, keys: make(map[uint64]uint64), owners: make(map[uint64]uint64)}, nil
 }
 
 // newMathRand returns the math/rand generator coder/hnsw takes.
@@ -119,37 +127,60 @@ func (c *Coder) Len() int {
 	return len(c.keys)
 }
 
-// Add stores vec under key, replacing its previous vector.
-func (c *Coder) Add(key uint64, vec []float32) error {
+// Add stores vec under key, replacing (tombstoning) its previous vector.
+func (c *Coder) Add(key uint64, vec []float32) (err error) {
 	if err := checkVector(vec, c.dim, c.metric); err != nil {
 		return err
 	}
-	v := prepare(nil, vec, c.metric)
+	return c.addPrepared(key, prepare(nil, vec, c.metric))
+}
+
+// addPrepared adds a vector that is already validated and normalised; v is
+// retained.
+func (c *Coder) addPrepared(key uint64, v []float32) (err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.keys[key]; ok {
-		// v0.6.1 keeps stale neighbour state on replace; delete first.
-		c.g.Delete(key)
+	defer recoverCoder(&err)
+	id := c.nextID
+	c.g.Add(hnsw.MakeNode(id, v))
+	c.nextID++
+	if old, ok := c.keys[key]; ok {
+		c.dead++
+		c.owners[old] = tombstoneOwner
 	}
-	c.g.Add(hnsw.MakeNode(key, v))
-	c.keys[key] = struct{}{}
+	c.keys[key] = id
+	c.owners[id] = key
 	return nil
 }
 
-// Delete removes key.
+// tombstoneOwner marks an internal id whose key was deleted or replaced.
+// Caller keys are looked up through c.keys, so the marker value never
+// reaches a caller.
+const tombstoneOwner = ^uint64(0)
+
+// recoverCoder turns a panic inside coder/hnsw into an error.
+func recoverCoder(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("index: coder/hnsw panicked: %v", p)
+	}
+}
+
+// Delete removes key (a tombstone; see the type's doc).
 func (c *Coder) Delete(key uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.keys[key]; !ok {
+	id, ok := c.keys[key]
+	if !ok {
 		return false
 	}
 	delete(c.keys, key)
-	c.g.Delete(key)
+	c.owners[id] = tombstoneOwner
+	c.dead++
 	return true
 }
 
 // Search returns up to k nearest keys found by coder/hnsw, nearest first.
-func (c *Coder) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]Result, error) {
+func (c *Coder) Search(dst []Result, q []float32, k int, opts *SearchOptions) (_ []Result, err error) {
 	dst = dst[:0]
 	if err := checkVector(q, c.dim, c.metric); err != nil {
 		return dst, err
@@ -178,14 +209,17 @@ func (c *Coder) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([
 	if len(c.keys) == 0 {
 		return dst, nil
 	}
+	defer recoverCoder(&err)
+	total := len(c.keys) + c.dead
 	for fetch := k; ; fetch *= 4 {
 		dst = dst[:0]
 		for _, n := range c.g.Search(qq, fetch) {
-			if o.Filter == nil || o.Filter(n.Key) {
-				dst = append(dst, Result{Key: n.Key, Distance: c.g.Distance(qq, n.Value)})
+			key, live := c.liveKey(n.Key)
+			if live && (o.Filter == nil || o.Filter(key)) {
+				dst = append(dst, Result{Key: key, Distance: c.g.Distance(qq, n.Value)})
 			}
 		}
-		if len(dst) >= k || o.Filter == nil || fetch >= len(c.keys) {
+		if len(dst) >= k || fetch >= total {
 			break
 		}
 	}
@@ -194,6 +228,12 @@ func (c *Coder) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([
 		dst = dst[:k]
 	}
 	return dst, nil
+}
+
+// liveKey returns the caller key of internal id, and whether it is live.
+func (c *Coder) liveKey(id uint64) (uint64, bool) {
+	key, ok := c.owners[id]
+	return key, ok && key != tombstoneOwner && c.keys[key] == id
 }
 
 func (c *Coder) scanKeys(dst []Result, q []float32, k int, keys []uint64, filter func(uint64) bool) []Result {
@@ -205,7 +245,8 @@ func (c *Coder) scanKeys(dst []Result, q []float32, k int, keys []uint64, filter
 			continue
 		}
 		seen[key] = true
-		if v, ok := c.g.Lookup(key); ok {
+		if id, ok := c.keys[key]; ok {
+			v, _ := c.g.Lookup(id)
 			dst = append(dst, Result{Key: key, Distance: c.g.Distance(q, v)})
 		}
 	}
@@ -220,10 +261,11 @@ func (c *Coder) scanKeys(dst []Result, q []float32, k int, keys []uint64, filter
 func (c *Coder) Vector(dst []float32, key uint64) ([]float32, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if _, ok := c.keys[key]; !ok {
+	id, ok := c.keys[key]
+	if !ok {
 		return dst[:0], false
 	}
-	v, _ := c.g.Lookup(key)
+	v, _ := c.g.Lookup(id)
 	return append(dst[:0], v...), true
 }
 
@@ -245,112 +287,55 @@ func (c *Coder) Keys(dst []uint64) []uint64 {
 func (c *Coder) MemoryBytes() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	n := int64(len(c.keys))
+	n := int64(len(c.keys) + c.dead)
 	perNode := int64(c.dim)*4 + 48 + int64(c.g.M)*48
 	// Upper layers hold about n/(M-1) nodes in all.
 	return n*perNode + n/int64(max(c.g.M-1, 1))*(48+int64(c.g.M)*48)
 }
 
-// Snapshot format of the coder backend (little-endian):
-//
-//	| magic "MNEMOCDR" (8) | version u16 = 1 | metric u8 | 0 u8 | dim u32 |
-//	| key count u64 | payload length u64 | header CRC-32C u32 |
-//	| key count x key u64 (coder/hnsw cannot list its keys) |
-//	| payload: coder/hnsw Graph.Export bytes |
-//	| CRC-32C u32 of everything before it |
-
-var coderMagic = [8]byte{'M', 'N', 'E', 'M', 'O', 'C', 'D', 'R'}
-
-const coderVersion = 1
-
-// WriteTo writes a snapshot of the index to w.
+// WriteTo writes a snapshot of the index to w in the record format (see
+// records.go): the keys and vectors, and the parameters. coder/hnsw's own
+// Export is not used: after deletions v0.6.1 exports neighbour references to
+// removed nodes, and a graph imported from such an export panics in Search.
+// ReadCoder therefore rebuilds the graph.
 func (c *Coder) WriteTo(w io.Writer) (int64, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	var payload bytes.Buffer
-	if err := c.g.Export(&payload); err != nil {
-		return 0, fmt.Errorf("coder export: %w", err)
-	}
-	cw := newCRCWriter(w)
-	cw.write(coderMagic[:])
-	cw.write([]byte{coderVersion, 0, byte(c.metric), 0})
-	cw.u32(uint32(c.dim))
-	cw.u64(uint64(len(c.keys)))
-	cw.u64(uint64(payload.Len()))
-	cw.u32(cw.crc.Sum32())
+	keys := make([]uint64, 0, len(c.keys))
 	for k := range c.keys {
-		cw.u64(k)
+		keys = append(keys, k)
 	}
-	cw.write(payload.Bytes())
-	return cw.finish()
+	slices.Sort(keys) // rebuilt in key order, so a reload is deterministic
+	hdr := recordsHeader{magic: coderMagic, metric: c.metric, dim: c.dim, count: len(keys),
+		param1: uint32(c.g.M), param2: uint32(c.g.EfSearch)}
+	return writeRecords(w, hdr, func(yield func(uint64, []float32)) {
+		for _, k := range keys {
+			v, _ := c.g.Lookup(c.keys[k])
+			yield(k, v)
+		}
+	})
 }
 
-// ReadCoder restores a coder/hnsw index from a snapshot written by WriteTo.
-// The payload is read in full and checksummed before coder/hnsw decodes it;
-// a panic inside its decoder is reported as corruption.
-func ReadCoder(r io.Reader) (_ *Coder, err error) {
-	cr := newCRCReader(r)
-	var magic [8]byte
-	cr.read(magic[:])
-	var vb [4]byte
-	cr.read(vb[:])
-	dim := cr.u32()
-	count, size := cr.u64(), cr.u64()
-	if err := cr.checksum("header"); err != nil {
-		return nil, err
-	}
-	switch {
-	case count >= noNode || size > math.MaxInt64:
-		return nil, corruptf("key count %d, payload size %d", count, size)
-	case magic != coderMagic:
-		return nil, corruptf("not a coder snapshot (magic %q)", magic[:])
-	case vb[0] != coderVersion || vb[1] != 0:
-		return nil, corruptf("unsupported coder snapshot version %d", vb[0])
-	case !Metric(vb[2]).valid():
-		return nil, corruptf("unknown metric %d", vb[2])
-	case dim == 0 || dim > maxDim:
-		return nil, corruptf("dimension %d out of range", dim)
-	}
-	var keys []uint64 // grows as keys arrive, never from the claimed count
-	for i := uint64(0); i < count; i++ {
-		keys = append(keys, cr.u64())
-		if err := cr.errAt(uint32(i)); err != nil {
-			return nil, err
+// ReadCoder restores a coder/hnsw index from a snapshot written by WriteTo,
+// rebuilding its graph (see WriteTo). Damage is reported as an error
+// wrapping ErrCorrupt.
+func ReadCoder(r io.Reader) (*Coder, error) {
+	var c *Coder
+	_, err := readRecords(r, coderMagic, func(hdr recordsHeader) error {
+		if hdr.param1 < 2 || hdr.param1 > maxM || hdr.param2 == 0 || hdr.param2 > 1<<20 {
+			return corruptf("bad parameters M=%d EfSearch=%d", hdr.param1, hdr.param2)
 		}
-	}
-	var payload bytes.Buffer
-	if _, err := io.CopyN(&payload, cr.r, int64(size)); err != nil {
-		return nil, corruptf("read payload: %v", err)
-	}
-	cr.crc.Write(payload.Bytes())
-	if err := cr.checksum("snapshot"); err != nil {
-		return nil, err
-	}
-	c, err := NewCoder(int(dim), Metric(vb[2]), nil)
+		var err error
+		c, err = NewCoder(hdr.dim, hdr.metric, &CoderOptions{M: int(hdr.param1), EfSearch: int(hdr.param2)})
+		return err
+	}, func(key uint64, vec []float32) error {
+		if _, dup := c.keys[key]; dup {
+			return corruptf("key %d stored twice", key)
+		}
+		return c.addPrepared(key, slices.Clone(vec))
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			c, err = nil, corruptf("coder/hnsw import panicked: %v", p)
-		}
-	}()
-	if err := c.g.Import(&payload); err != nil {
-		return nil, corruptf("coder import: %v", err)
-	}
-	c.g.Distance = coderDistance(c.metric)
-	if c.g.Len() != len(keys) {
-		return nil, corruptf("%d keys listed, graph holds %d", len(keys), c.g.Len())
-	}
-	for _, key := range keys {
-		v, ok := c.g.Lookup(key)
-		if !ok {
-			return nil, corruptf("key %d listed but not in the graph", key)
-		}
-		if err := checkVector(v, c.dim, c.metric); err != nil {
-			return nil, corruptf("key %d: %v", key, err)
-		}
-		c.keys[key] = struct{}{}
 	}
 	return c, nil
 }

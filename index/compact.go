@@ -65,9 +65,18 @@ func (h *HNSW) relink(s *searcher, id uint32, layer int) {
 	if !dirty {
 		return
 	}
+	// Candidates: what a search from the node itself finds (it routes
+	// through the tombstones, which still hold their links), plus the live
+	// neighbours it had and those of the tombstones it linked to.
+	q := h.vec(id)
+	w := walk{exclude: id, skipDeleted: true}
+	h.searchLayer(s, q, id, 0, h.efC, layer, &w, noNode)
+	cands := append(s.prune[:0], s.sortedResults()...)
 	s.reset(h.nodes.Load())
 	s.visit(id)
-	cands := s.prune[:0]
+	for _, c := range cands {
+		s.visit(c.id)
+	}
 	add := func(c uint32) {
 		if h.flags(c) == 0 && s.visit(c) {
 			cands = append(cands, item{h.distID(id, c), c})
@@ -90,10 +99,26 @@ func (h *HNSW) relink(s *searcher, id uint32, layer int) {
 	slices.SortFunc(cands, byDist)
 	sel := h.selectNeighbors(s.sel[:0], cands, h.maxLinks(layer))
 	s.prune, s.sel = cands, sel
+	old := append(s.drop[:0], item{})[:0]
+	for j := uint32(1); j <= n; j++ {
+		old = append(old, item{id: list[j]})
+	}
+	s.drop = old
 	for j, it := range sel {
 		list[j+1] = it.id
 	}
 	list[0] = uint32(len(sel))
+	// Links are made in both directions, as on insert: each new neighbour
+	// is offered a link back (pruned by the heuristic if its list is full).
+	// Without them, nodes whose way in ran through tombstones are left with
+	// few incoming links and searches rarely reach them.
+	back := append(s.nbrs[:0], sel...)
+	s.nbrs = back
+	for _, it := range back {
+		if !slices.ContainsFunc(old, func(o item) bool { return o.id == it.id }) {
+			h.addLink(s, it.id, id, it.dist, layer)
+		}
+	}
 }
 
 // chooseEntry makes the highest live node the entry point if the current

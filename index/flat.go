@@ -225,82 +225,37 @@ func (f *Flat) MemoryBytes() int64 {
 	return int64(cap(f.vecs))*4 + int64(cap(f.keys))*8 + int64(len(f.rows))*20
 }
 
-// Snapshot format of the flat index (little-endian):
-//
-//	+-----------------------------------------------------------+
-//	| magic "MNEMOFLT" (8) | version u16 = 1 | metric u8 | 0 u8 |
-//	| dim u32 | count u64 | header CRC-32C u32                  |
-//	+-----------------------------------------------------------+
-//	| count x ( key u64 | vector dim x f32 )                    |
-//	+-----------------------------------------------------------+
-//	| CRC-32C u32 of everything before it                       |
-//	+-----------------------------------------------------------+
-
-var flatMagic = [8]byte{'M', 'N', 'E', 'M', 'O', 'F', 'L', 'T'}
-
-const flatVersion = 1
-
-// WriteTo writes a snapshot of the index to w.
+// WriteTo writes a snapshot of the index to w in the record format (see
+// records.go).
 func (f *Flat) WriteTo(w io.Writer) (int64, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
-	cw := newCRCWriter(w)
-	cw.write(flatMagic[:])
-	cw.write([]byte{flatVersion, 0, byte(f.metric), 0})
-	cw.u32(uint32(f.dim))
-	cw.u64(uint64(len(f.keys)))
-	cw.u32(cw.crc.Sum32())
-	for r, key := range f.keys {
-		cw.u64(key)
-		cw.floats(f.vecs[r*f.dim : (r+1)*f.dim])
-	}
-	return cw.finish()
+	hdr := recordsHeader{magic: flatMagic, metric: f.metric, dim: f.dim, count: len(f.keys)}
+	return writeRecords(w, hdr, func(yield func(uint64, []float32)) {
+		for r, key := range f.keys {
+			yield(key, f.vecs[r*f.dim:(r+1)*f.dim])
+		}
+	})
 }
 
 // ReadFlat restores a flat index from a snapshot written by WriteTo.
 // Damage is reported as an error wrapping ErrCorrupt.
 func ReadFlat(r io.Reader) (*Flat, error) {
-	cr := newCRCReader(r)
-	var magic [8]byte
-	cr.read(magic[:])
-	var vb [4]byte
-	cr.read(vb[:])
-	dim := cr.u32()
-	count := cr.u64()
-	if err := cr.checksum("header"); err != nil {
-		return nil, err
-	}
-	switch {
-	case magic != flatMagic:
-		return nil, corruptf("not a flat snapshot (magic %q)", magic[:])
-	case vb[0] != flatVersion || vb[1] != 0:
-		return nil, corruptf("unsupported flat snapshot version %d", vb[0])
-	case !Metric(vb[2]).valid():
-		return nil, corruptf("unknown metric %d", vb[2])
-	case dim == 0 || dim > maxDim:
-		return nil, corruptf("dimension %d out of range", dim)
-	case count >= noNode:
-		return nil, corruptf("count %d out of range", count)
-	}
-	f, _ := NewFlat(int(dim), Metric(vb[2]))
-	vec := make([]float32, dim)
-	for i := uint64(0); i < count; i++ {
-		key := cr.u64()
-		cr.floats(vec)
-		if err := cr.errAt(uint32(i)); err != nil {
-			return nil, err
-		}
+	var f *Flat
+	_, err := readRecords(r, flatMagic, func(hdr recordsHeader) error {
+		var err error
+		f, err = NewFlat(hdr.dim, hdr.metric)
+		return err
+	}, func(key uint64, vec []float32) error {
 		if _, dup := f.rows[key]; dup {
-			return nil, corruptf("key %d stored twice", key)
-		}
-		if err := checkVector(vec, f.dim, f.metric); err != nil {
-			return nil, corruptf("record %d: %v", i, err)
+			return corruptf("key %d stored twice", key)
 		}
 		f.rows[key] = uint32(len(f.keys))
 		f.keys = append(f.keys, key)
 		f.vecs = append(f.vecs, vec...)
-	}
-	if err := cr.checksum("snapshot"); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return f, nil

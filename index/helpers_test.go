@@ -73,3 +73,13 @@ func mustCheck(t testing.TB, h *HNSW) {
 		t.Fatalf("invariants: %v", err)
 	}
 }
+
+// sized scales a test's size down under the race detector, which slows
+// single-goroutine code about tenfold and adds nothing to it; the
+// concurrency tests keep their full size.
+func sized(n int) int {
+	if raceEnabled {
+		return max(n/4, 1)
+	}
+	return n
+}

@@ -20,7 +20,7 @@ func TestHNSWModel(t *testing.T) {
 				model, _ := NewFlat(dim, metric)
 				pool := clustered(r, 400, dim, 5)
 				var got, want []Result
-				for op := 0; op < 1500; op++ {
+				for op := 0; op < sized(1500); op++ {
 					key := uint64(r.IntN(300))
 					switch x := r.IntN(100); {
 					case x < 55:

@@ -60,7 +60,12 @@ func (h *HNSW) link(id uint32, level int) {
 		cur, curD = cands[0].id, cands[0].dist
 		sel := h.selectNeighbors(s.nbrs[:0], cands, h.m)
 		s.nbrs = sel
-		h.setLinks(id, l, sel)
+		for _, nb := range sel {
+			// Through addLink, not a plain store: a concurrent insert that
+			// reached id on an upper layer may already have linked itself
+			// into id's list here, and that link must survive.
+			h.addLink(s, id, nb.id, nb.dist, l)
+		}
 		for _, nb := range sel {
 			h.addLink(s, nb.id, id, nb.dist, l)
 		}
@@ -119,18 +124,6 @@ func (h *HNSW) selectNeighbors(dst, cands []item, m int) []item {
 		}
 	}
 	return dst
-}
-
-// setLinks writes the neighbour list of a new node on layer.
-func (h *HNSW) setLinks(id uint32, layer int, sel []item) {
-	mu := h.lock(id)
-	mu.Lock()
-	defer mu.Unlock()
-	list := h.links(id, layer)
-	for j, it := range sel {
-		atomic.StoreUint32(&list[j+1], it.id)
-	}
-	atomic.StoreUint32(&list[0], uint32(len(sel)))
 }
 
 // addLink adds the link u -> v on layer (d is their distance). When u's list

@@ -1,0 +1,120 @@
+package index
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestConcurrentStress runs parallel inserts, replaces, deletes, searches
+// and compactions against one index of each backend (run it with -race),
+// then checks the HNSW invariants and that every surviving key is found by
+// an exact-width search for its own vector.
+func TestConcurrentStress(t *testing.T) {
+	const dim, workers, perWorker = 12, 4, 300
+	r := newRand(t, 77)
+	pool := clustered(r, 500, dim, 6)
+	mk := map[string]func() Index{
+		"hnsw":  func() Index { h, _ := NewHNSW(dim, L2, &HNSWOptions{M: 4, EfConstruction: 32}); return h },
+		"flat":  func() Index { f, _ := NewFlat(dim, L2); return f },
+		"coder": func() Index { c, _ := NewCoder(dim, L2, &CoderOptions{M: 4}); return c },
+	}
+	for name, newIdx := range mk {
+		t.Run(name, func(t *testing.T) {
+			idx := newIdx()
+			var wg sync.WaitGroup
+			for w := 0; w < workers; w++ {
+				wg.Add(1)
+				go func(w int) {
+					defer wg.Done()
+					dst := make([]Result, 0, 10)
+					for i := 0; i < perWorker; i++ {
+						key := uint64(w*perWorker + i%150) // replaces happen too
+						v := pool[(w*131+i*17)%len(pool)]
+						if err := idx.Add(key, v); err != nil {
+							t.Error(err)
+							return
+						}
+						if i%5 == 0 {
+							idx.Delete(uint64(w*perWorker + (i*7)%150))
+						}
+						var err error
+						if dst, err = idx.Search(dst, v, 5, &SearchOptions{Filter: func(k uint64) bool { return k%2 == 0 }}); err != nil {
+							t.Error(err)
+							return
+						}
+						for _, res := range dst {
+							if res.Key%2 != 0 {
+								t.Errorf("filtered search returned key %d", res.Key)
+								return
+							}
+						}
+						if h, ok := idx.(*HNSW); ok && i%100 == 99 && w == 0 {
+							h.Compact()
+						}
+					}
+				}(w)
+			}
+			wg.Wait()
+			if h, ok := idx.(*HNSW); ok {
+				mustCheck(t, h)
+				h.Compact()
+				mustCheck(t, h)
+			}
+			if name == "coder" {
+				return // its recall makes an exhaustive self-search meaningless
+			}
+			n := idx.Len()
+			for _, key := range idx.Keys(nil) {
+				v, _ := idx.Vector(nil, key)
+				res, err := idx.Search(nil, v, n, &SearchOptions{Ef: n})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !containsKeyAtDistance(res, key, 0) {
+					t.Fatalf("key %d not found by a search for its own vector", key)
+				}
+			}
+		})
+	}
+}
+
+func containsKeyAtDistance(res []Result, key uint64, d float32) bool {
+	for _, r := range res {
+		if r.Key == key {
+			return r.Distance == d
+		}
+	}
+	return false
+}
+
+// TestSearchAllocs proves the search path allocates nothing once warm when
+// the caller supplies the result buffer.
+func TestSearchAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop items, so searches allocate")
+	}
+	r := newRand(t, 3)
+	vecs := clustered(r, 2000, 32, 8)
+	h, _ := NewHNSW(32, Cosine, nil)
+	f, _ := NewFlat(32, Cosine)
+	for i, v := range vecs {
+		h.Add(uint64(i), v)
+		f.Add(uint64(i), v)
+	}
+	for name, idx := range map[string]Index{"hnsw": h, "flat": f} {
+		for _, opts := range []*SearchOptions{nil, {Ef: 100}, {Filter: func(k uint64) bool { return k%3 == 0 }}} {
+			t.Run(fmt.Sprintf("%s/%v", name, opts != nil), func(t *testing.T) {
+				dst := make([]Result, 0, 10)
+				q := vecs[7]
+				idx.Search(dst, q, 10, opts) // warm the pool
+				allocs := testing.AllocsPerRun(200, func() {
+					dst, _ = idx.Search(dst, q, 10, opts)
+				})
+				if allocs != 0 {
+					t.Fatalf("%v allocations per search", allocs)
+				}
+			})
+		}
+	}
+}
