@@ -43,7 +43,7 @@ func (h *HNSW) Compact() int {
 		ch, off := h.loc(id)
 		atomic.StoreUint32(h.flagWord(id), flagFree)
 		atomic.StoreUint32(&h.links(id, 0)[0], 0)
-		ch.upper[off] = nil
+		h.setUpper(ch, off, 0)
 		ch.levels[off] = 0
 		h.alloc.free = append(h.alloc.free, id)
 		released++

@@ -49,6 +49,10 @@ func TestConcurrentStress(t *testing.T) {
 								return
 							}
 						}
+						if i%50 == 0 {
+							idx.MemoryBytes() // reads storage that inserts write
+							idx.Keys(nil)
+						}
 						if h, ok := idx.(*HNSW); ok && i%100 == 99 && w == 0 {
 							h.Compact()
 						}

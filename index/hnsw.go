@@ -135,10 +135,11 @@ type HNSW struct {
 		sync.Mutex
 		r *rand.Rand
 	}
-	epMu    sync.Mutex // serialises entry-point promotion
-	deleted atomic.Int64
-	locks   [lockStripes]sync.Mutex // per-node writer locks, striped by id
-	pool    sync.Pool               // *searcher
+	epMu       sync.Mutex // serialises entry-point promotion
+	deleted    atomic.Int64
+	upperWords atomic.Int64            // words held by upper-layer lists, for MemoryBytes
+	locks      [lockStripes]sync.Mutex // per-node writer locks, striped by id
+	pool       sync.Pool               // *searcher
 }
 
 // chunk is the storage of 1<<chunkShift consecutive nodes.
@@ -346,12 +347,20 @@ func (h *HNSW) initSlot(id uint32, key uint64, vec []float32, level int) {
 	}
 	atomic.StoreUint32(&ch.data[int(off)*h.stride()], 0)
 	atomic.StoreUint32(&ch.anchor[off], noNode)
-	if level > 0 {
-		ch.upper[off] = make([]uint32, level*(h.m+1))
-	} else {
-		ch.upper[off] = nil
-	}
+	h.setUpper(ch, off, level)
 	atomic.StoreUint32(h.flagWord(id), 0)
+}
+
+// setUpper gives a node the upper-layer lists of its level (none for level
+// 0), releasing any it had.
+func (h *HNSW) setUpper(ch *chunk, off uint32, level int) {
+	h.upperWords.Add(-int64(len(ch.upper[off])))
+	if level == 0 {
+		ch.upper[off] = nil
+		return
+	}
+	ch.upper[off] = make([]uint32, level*(h.m+1))
+	h.upperWords.Add(int64(level * (h.m + 1)))
 }
 
 // Add stores vec under key, replacing the key's previous vector. The old
@@ -442,10 +451,8 @@ func (h *HNSW) MemoryBytes() int64 {
 	for _, ch := range *h.chunks.Load() {
 		b += int64(len(ch.data))*4 + int64(len(ch.keys))*8 +
 			int64(len(ch.levels)) + int64(len(ch.anchor))*4 + int64(len(ch.upper))*24
-		for _, u := range ch.upper {
-			b += int64(cap(u)) * 4
-		}
 	}
+	b += h.upperWords.Load() * 4
 	// A Go map of uint64 to uint32 costs about 12 bytes of payload plus
 	// about 1.6x for buckets, control bytes and load factor.
 	return b + int64(h.Len())*20

@@ -72,7 +72,9 @@ type SearchOptions struct {
 	// true. An HNSW search evaluates it during the graph walk: rejected
 	// nodes are still traversed, and the walk goes on until it holds ef
 	// admitted nodes, so a selective filter widens the search instead of
-	// returning fewer results. It must be safe to call concurrently.
+	// returning fewer results. It must be safe to call concurrently, and it
+	// must not call methods of the index (it runs under the index's read
+	// lock).
 	Filter func(key uint64) bool
 	// Keys, when non-nil, restricts the search to these keys and runs it as
 	// an exact scan over them (keys not in the index are ignored; Filter

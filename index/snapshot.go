@@ -273,9 +273,7 @@ func (h *HNSW) readNode(cr *crcReader, id uint32) error {
 		return corruptf("node %d: level %d", id, level)
 	}
 	ch.levels[off] = uint8(level)
-	if level > 0 {
-		ch.upper[off] = make([]uint32, level*(h.m+1))
-	}
+	h.setUpper(ch, off, level)
 	cr.floats(h.vec(id))
 	for l := 0; l <= level && cr.err == nil; l++ {
 		list := h.links(id, l)

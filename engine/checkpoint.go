@@ -1,0 +1,381 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/mnemodb/mnemo/index"
+	"github.com/mnemodb/mnemo/wal"
+)
+
+// A checkpoint is a snapshot of a collection's index in a file of its own,
+// and a descriptor in Pebble naming the file and the log sequence number it
+// covers. It is written in steps, each crash-safe:
+//
+//  1. under the collection's write lock (no write in flight), note the last
+//     log sequence number, compact the index and serialise it to memory;
+//  2. write it to <name>.tmp, fsync, rename to <name>, fsync the directory;
+//  3. store the descriptor (synced): from now on Open uses the new file;
+//  4. truncate the log up to the sequence number;
+//  5. remove the previous checkpoint file.
+//
+// A crash before 3 leaves the old descriptor, its file and the whole log: Open
+// loads the old checkpoint and replays more. A crash after 3 leaves log
+// records or a file that Open no longer needs; it deletes them. A file that
+// fails to load (missing, truncated, corrupt) makes Open rebuild the index
+// from the records, and Stats says so.
+
+type checkpointDesc struct {
+	File string    `json:"file"`
+	Seq  uint64    `json:"seq"`
+	Size int64     `json:"size"`
+	Time time.Time `json:"time"`
+}
+
+const checkpointDir = "checkpoints"
+
+// checkpointHook, when set by a test, runs after each step of a checkpoint;
+// an error stops the checkpoint there, as a crash would.
+var checkpointHook func(step int) error
+
+func hook(step int) error {
+	if checkpointHook == nil {
+		return nil
+	}
+	return checkpointHook(step)
+}
+
+// Checkpoint writes a checkpoint of the collection's index now and
+// truncates its log. Writes wait while the index is serialised (not while
+// the file is written).
+func (c *Collection) Checkpoint() error {
+	done, err := c.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return c.checkpoint()
+}
+
+func (c *Collection) checkpoint() error {
+	c.db.cpMu.Lock()
+	defer c.db.cpMu.Unlock()
+	c.writes.Lock()
+	seq := c.log.LastSeq()
+	if h, ok := c.idx.(*index.HNSW); ok {
+		h.Compact()
+	}
+	var buf bytes.Buffer
+	_, err := c.idx.WriteTo(&buf)
+	c.sinceCheckpoint.Store(0)
+	c.writes.Unlock()
+	if err != nil {
+		return fmt.Errorf("engine: checkpoint %q: %w", c.name, err)
+	}
+	if err := hook(1); err != nil {
+		return err
+	}
+	old, _, err := c.db.readDesc(c.id)
+	if err != nil {
+		return err
+	}
+	desc := checkpointDesc{File: fmt.Sprintf("%08x-%016x.%s", c.id, seq, c.cfg.Index), Seq: seq, Size: int64(buf.Len()), Time: time.Now().UTC()}
+	if old != nil && old.File == desc.File {
+		return nil // nothing was written since
+	}
+	if err := c.db.writeFileAtomic(desc.File, buf.Bytes()); err != nil {
+		return fmt.Errorf("engine: checkpoint %q: %w", c.name, err)
+	}
+	if err := hook(2); err != nil {
+		return err
+	}
+	js, _ := json.Marshal(desc)
+	if err := c.db.pdb.Set(checkpointKey(c.id), js, pebble.Sync); err != nil {
+		return fmt.Errorf("engine: checkpoint %q: store descriptor: %w", c.name, err)
+	}
+	if err := hook(3); err != nil {
+		return err
+	}
+	if err := c.log.Truncate(seq, pebble.Sync); err != nil {
+		return fmt.Errorf("engine: checkpoint %q: %w", c.name, err)
+	}
+	if err := hook(4); err != nil {
+		return err
+	}
+	if old != nil {
+		if err := c.db.fs.Remove(c.db.fs.PathJoin(c.db.cpPath, old.File)); err != nil && !errors.Is(err, errNotExist) {
+			c.db.logf("checkpoint %q: remove %s: %v", c.name, old.File, err)
+		}
+	}
+	c.mu.Lock()
+	c.loadInfo.lastCheckpoint = desc
+	c.mu.Unlock()
+	return nil
+}
+
+// writeFileAtomic writes name under the checkpoint directory: temp file,
+// fsync, rename, fsync of the directory.
+func (db *DB) writeFileAtomic(name string, data []byte) error {
+	final := db.fs.PathJoin(db.cpPath, name)
+	tmp := final + ".tmp"
+	f, err := db.fs.Create(tmp, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := db.fs.Rename(tmp, final); err != nil {
+		return err
+	}
+	return db.syncDir()
+}
+
+func (db *DB) syncDir() error {
+	d, err := db.fs.OpenDir(db.cpPath)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
+}
+
+func (db *DB) readDesc(cid uint32) (*checkpointDesc, bool, error) {
+	v, closer, err := db.pdb.Get(checkpointKey(cid))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("engine: read checkpoint descriptor: %w", err)
+	}
+	defer closer.Close()
+	var d checkpointDesc
+	if err := json.Unmarshal(v, &d); err != nil || d.File == "" {
+		// A damaged descriptor only costs a rebuild.
+		return nil, true, nil
+	}
+	return &d, true, nil
+}
+
+// loadInfo records how a collection's index was brought up at Open.
+type loadInfo struct {
+	how            string // "empty", "checkpoint+replay", "rebuild"
+	reason         string // why a rebuild was needed
+	replayed       int    // log records replayed
+	took           time.Duration
+	lastCheckpoint checkpointDesc
+}
+
+// load brings a collection up: records into the maps, then the index from
+// its checkpoint plus the log after it, or, failing that, rebuilt from the
+// records.
+func (c *Collection) load() error {
+	start := time.Now()
+	vecs, err := c.scanRecords()
+	if err != nil {
+		return err
+	}
+	info := loadInfo{how: "checkpoint+replay"}
+	desc, hadDesc, err := c.db.readDesc(c.id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case desc == nil && !hadDesc && len(c.ids) == 0:
+		idx, err := c.cfg.newIndex()
+		if err != nil {
+			return err
+		}
+		c.idx, info.how = idx, "empty"
+	case desc == nil && !hadDesc:
+		info.how, info.reason = "rebuild", "no checkpoint"
+	case desc == nil:
+		info.how, info.reason = "rebuild", "checkpoint descriptor is damaged"
+	default:
+		info.lastCheckpoint = *desc
+		if err := c.loadCheckpoint(desc, vecs, &info); err != nil {
+			info.how, info.reason = "rebuild", err.Error()
+		}
+	}
+	if info.how == "rebuild" {
+		c.db.logf("collection %q: rebuilding index from %d records: %s", c.name, len(vecs), info.reason)
+		if c.idx, err = c.rebuild(vecs); err != nil {
+			return err
+		}
+	}
+	info.took = time.Since(start)
+	c.loadInfo = info
+	if info.how == "rebuild" && len(c.ids) > 0 {
+		// Persist the rebuilt index at once, so the next Open is fast and
+		// a damaged log is truncated away.
+		if err := c.checkpoint(); err != nil {
+			return err
+		}
+		c.loadInfo.how, c.loadInfo.reason = info.how, info.reason
+	}
+	return nil
+}
+
+// scanRecords reads every record of the collection into the maps and
+// returns the vectors by key (for a rebuild).
+func (c *Collection) scanRecords() (map[uint64][]float32, error) {
+	prefix := cidPrefix(tagRecord, c.id)
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	vecs := make(map[uint64][]float32)
+	for ok := it.First(); ok; ok = it.Next() {
+		id := string(it.Key()[len(prefix):])
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, fmt.Errorf("engine: read record %q of %q: %w", id, c.name, err)
+		}
+		sr, err := decodeRecord(v)
+		if err == nil && len(sr.vector) != c.cfg.Dimension {
+			err = fmt.Errorf("vector has %d dimensions, collection %d", len(sr.vector), c.cfg.Dimension)
+		}
+		if err == nil {
+			if _, dup := c.keys[sr.key]; dup {
+				err = fmt.Errorf("index key %d used twice", sr.key)
+			}
+		}
+		meta, merr := decodeMetadata(sr.meta)
+		if err == nil && merr != nil {
+			err = fmt.Errorf("metadata: %v", merr)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: record %q of collection %q: %v", ErrCorrupt, id, c.name, err)
+		}
+		c.ids[id], c.keys[sr.key], c.meta[sr.key] = sr.key, id, meta
+		c.post.add(sr.key, meta)
+		c.nextKey = max(c.nextKey, sr.key+1)
+		vecs[sr.key] = sr.vector
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("engine: scan %q: %w", c.name, err)
+	}
+	return vecs, nil
+}
+
+// loadCheckpoint reads the checkpoint file, replays the log after it and
+// checks that the index holds exactly the stored records.
+func (c *Collection) loadCheckpoint(desc *checkpointDesc, vecs map[uint64][]float32, info *loadInfo) error {
+	f, err := c.db.fs.Open(c.db.fs.PathJoin(c.db.cpPath, desc.File))
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %v", desc.File, err)
+	}
+	idx, err := index.Read(io.NewSectionReader(readerAt{f}, 0, desc.Size))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %v", desc.File, err)
+	}
+	if idx.Dim() != c.cfg.Dimension || idx.Metric() != c.cfg.Metric {
+		return fmt.Errorf("checkpoint %s is for dimension %d, %v", desc.File, idx.Dim(), idx.Metric())
+	}
+	c.idx = idx
+	err = c.log.Replay(desc.Seq+1, func(r wal.Record) error {
+		info.replayed++
+		return c.replay(r, vecs)
+	})
+	if err != nil {
+		return fmt.Errorf("log replay: %v", err)
+	}
+	if c.idx.Len() != len(c.ids) {
+		return fmt.Errorf("index holds %d vectors after replay, %d records are stored", c.idx.Len(), len(c.ids))
+	}
+	for k := range c.keys {
+		if _, ok := c.idx.Vector(nil, k); !ok {
+			return fmt.Errorf("record key %d missing from the index after replay", k)
+		}
+	}
+	return nil
+}
+
+// readerAt adapts a vfs.File.
+type readerAt struct{ f vfs.File }
+
+func (r readerAt) ReadAt(p []byte, off int64) (int, error) { return r.f.ReadAt(p, off) }
+
+// replay makes the index agree with the stored records (whose vectors by
+// key are vecs) for every ID a log record touched (see logops.go).
+func (c *Collection) replay(r wal.Record, vecs map[uint64][]float32) error {
+	if r.Type != logBatch {
+		return fmt.Errorf("%w: log record %d has unknown type %d", ErrCorrupt, r.Seq, r.Type)
+	}
+	ops, err := decodeOps(r.Payload)
+	if err != nil {
+		return fmt.Errorf("%w: log record %d: %v", ErrCorrupt, r.Seq, err)
+	}
+	for _, o := range ops {
+		key, ok := c.ids[o.id]
+		if ok {
+			if err := c.idx.Add(key, vecs[key]); err != nil {
+				return fmt.Errorf("%w: record %q: %v", ErrCorrupt, o.id, err)
+			}
+		}
+		if !ok || key != o.key {
+			c.idx.Delete(o.key)
+		}
+	}
+	return nil
+}
+
+// rebuild builds a fresh index from the records' vectors on every CPU.
+func (c *Collection) rebuild(vecs map[uint64][]float32) (index.Index, error) {
+	idx, err := c.cfg.newIndex()
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]uint64, 0, len(vecs))
+	for k := range vecs {
+		keys = append(keys, k)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, runtime.GOMAXPROCS(0))
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(keys) {
+					return
+				}
+				if err := idx.Add(keys[i], vecs[keys[i]]); err != nil {
+					errs <- fmt.Errorf("%w: record key %d: %v", ErrCorrupt, keys[i], err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	return idx, nil
+}

@@ -1,0 +1,388 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/google/uuid"
+
+	"github.com/mnemodb/mnemo/index"
+	"github.com/mnemodb/mnemo/simd"
+	"github.com/mnemodb/mnemo/wal"
+)
+
+// Collection is a named set of records with one vector dimension and
+// metric, an index over their vectors and a logical log. It is safe for
+// concurrent use by multiple goroutines. A Collection stays valid until its
+// database is closed or the collection dropped; then every method returns
+// ErrClosed or ErrCollectionNotFound.
+type Collection struct {
+	db   *DB
+	name string
+	id   uint32
+	cfg  CollectionConfig
+	log  *wal.Log
+
+	// writes is held shared by every write from before it touches Pebble
+	// until the index reflects it, and exclusively by a checkpoint, which
+	// so sees no write in flight.
+	writes sync.RWMutex
+	// stripes order writes to the same record ID: a batch locks the
+	// stripes of its IDs in ascending order.
+	stripes [64]sync.Mutex
+
+	idx index.Index // safe for concurrent use on its own
+
+	// mu protects the following fields. A key is in the maps before it
+	// enters the index and leaves them after it left it.
+	mu       sync.RWMutex
+	ids      map[string]uint64
+	keys     map[uint64]string
+	meta     map[uint64]map[string]any
+	post     *postings
+	nextKey  uint64
+	loadInfo loadInfo
+
+	sinceCheckpoint atomic.Int64
+	dropped         atomic.Bool
+}
+
+var stripeSeed = maphash.MakeSeed()
+
+func (c *Collection) stripeOf(id string) int {
+	return int(maphash.String(stripeSeed, id) % uint64(len(c.stripes)))
+}
+
+// lockIDs locks the stripes of ids in ascending order and returns the
+// function that unlocks them.
+func (c *Collection) lockIDs(ids []string) func() {
+	var set [len(Collection{}.stripes)]bool
+	for _, id := range ids {
+		set[c.stripeOf(id)] = true
+	}
+	for i, on := range set {
+		if on {
+			c.stripes[i].Lock()
+		}
+	}
+	return func() {
+		for i, on := range set {
+			if on {
+				c.stripes[i].Unlock()
+			}
+		}
+	}
+}
+
+// Name returns the collection's name.
+func (c *Collection) Name() string { return c.name }
+
+// Config returns the collection's config, defaults applied.
+func (c *Collection) Config() CollectionConfig { return c.cfg }
+
+// enter checks that the collection and its database are usable and
+// registers an operation in flight (Close waits for it).
+func (c *Collection) enter() (func(), error) {
+	done, err := c.db.enter()
+	if err != nil {
+		return nil, err
+	}
+	if c.dropped.Load() {
+		done()
+		return nil, fmt.Errorf("%w: %q was dropped", ErrCollectionNotFound, c.name)
+	}
+	return done, nil
+}
+
+// checkVector validates a vector for this collection.
+func (c *Collection) checkVector(v []float32) error {
+	if len(v) != c.cfg.Dimension {
+		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(v), c.cfg.Dimension)
+	}
+	for i, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
+		}
+	}
+	if c.cfg.Metric == Cosine {
+		if n := simd.Norm(v); n == 0 || math.IsInf(float64(n), 0) {
+			return fmt.Errorf("%w: norm is %v", ErrZeroVector, n)
+		}
+	}
+	return nil
+}
+
+// Upsert inserts or replaces records, atomically: either every record is
+// stored or, when it returns an error, none is. Records with an empty ID get
+// a new UUID v4; the IDs are returned in order. When it returns nil the
+// batch is on stable storage (unless the database was opened with NoSync).
+// Concurrent writers share fsyncs (Pebble's group commit). The records'
+// slices and maps are copied; the caller may reuse them.
+func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, error) {
+	done, err := c.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if len(records) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(records))
+	metas := make([][]byte, len(records))
+	seen := make(map[string]bool, len(records))
+	for i := range records {
+		r := &records[i]
+		ids[i] = r.ID
+		if ids[i] == "" {
+			ids[i] = uuid.NewString()
+		}
+		rec := *r
+		rec.ID = ids[i]
+		if metas[i], err = validateRecord(&rec); err != nil {
+			return nil, err
+		}
+		if err := c.checkVector(r.Vector); err != nil {
+			return nil, fmt.Errorf("record %q: %w", ids[i], err)
+		}
+		if seen[ids[i]] {
+			return nil, fmt.Errorf("%w: id %q appears twice in one batch", ErrInvalidRecord, ids[i])
+		}
+		seen[ids[i]] = true
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c.writes.RLock()
+	defer c.writes.RUnlock()
+	unlock := c.lockIDs(ids)
+	defer unlock()
+
+	keys := make([]uint64, len(records))
+	ops := make([]logOp, len(records))
+	c.mu.Lock()
+	for i, id := range ids {
+		k, ok := c.ids[id]
+		if !ok {
+			k = c.nextKey
+			c.nextKey++
+		}
+		keys[i] = k
+		ops[i] = logOp{opUpsert, k, id}
+	}
+	c.mu.Unlock()
+
+	b := c.db.pdb.NewBatch()
+	defer b.Close()
+	for i, r := range records {
+		if err := b.Set(recordKey(c.id, ids[i]), encodeRecord(keys[i], r.Vector, r.Content, metas[i]), nil); err != nil {
+			return nil, fmt.Errorf("engine: upsert: %w", err)
+		}
+	}
+	if err := c.commit(ctx, b, ops); err != nil {
+		return nil, err
+	}
+	for i, r := range records {
+		meta, _ := decodeMetadata(metas[i]) // our own encoding of checked metadata
+		c.apply(ids[i], keys[i], r.Vector, meta)
+	}
+	c.afterWrite()
+	return ids, nil
+}
+
+// commit adds the log record to b and commits it.
+func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) error {
+	if _, err := c.log.Append(b, logBatch, encodeOps(ops)); err != nil {
+		return fmt.Errorf("engine: log: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.Commit(c.db.writeOpts); err != nil {
+		return fmt.Errorf("engine: commit: %w", err)
+	}
+	return nil
+}
+
+// apply makes the in-memory state reflect a stored record: the maps first,
+// then the index (outside the lock, so queries run during the insert), so
+// that every key a search returns is known to the maps.
+func (c *Collection) apply(id string, key uint64, vec []float32, meta map[string]any) {
+	c.mu.Lock()
+	if old, ok := c.meta[key]; ok {
+		c.post.remove(key, old)
+	}
+	c.ids[id], c.keys[key] = key, id
+	c.meta[key] = meta
+	c.post.add(key, meta)
+	c.mu.Unlock()
+	if err := c.idx.Add(key, vec); err != nil {
+		// The vector passed checkVector before it was stored.
+		panic(fmt.Sprintf("engine: index rejected a validated vector: %v", err))
+	}
+}
+
+// unapply removes a record from the in-memory state: the index first, then
+// the maps.
+func (c *Collection) unapply(id string, key uint64) {
+	c.idx.Delete(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.post.remove(key, c.meta[key])
+	delete(c.ids, id)
+	delete(c.keys, key)
+	delete(c.meta, key)
+}
+
+// afterWrite counts a logged write and asks for a checkpoint when due.
+func (c *Collection) afterWrite() {
+	n := c.sinceCheckpoint.Add(1)
+	if every := c.db.opts.CheckpointEvery; every > 0 && n >= int64(every) {
+		c.db.requestCheckpoint(c)
+	}
+}
+
+// Delete removes the records with the given IDs, atomically, and returns
+// how many existed. Absent IDs are not an error. Durability is as for
+// Upsert.
+func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
+	done, err := c.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	for _, id := range ids {
+		if err := validateID(id); err != nil {
+			return 0, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	c.writes.RLock()
+	defer c.writes.RUnlock()
+	unlock := c.lockIDs(ids)
+	defer unlock()
+	var ops []logOp
+	c.mu.RLock()
+	for _, id := range ids {
+		if k, ok := c.ids[id]; ok && !slices.ContainsFunc(ops, func(o logOp) bool { return o.id == id }) {
+			ops = append(ops, logOp{opDelete, k, id})
+		}
+	}
+	c.mu.RUnlock()
+	if len(ops) == 0 {
+		return 0, nil
+	}
+	b := c.db.pdb.NewBatch()
+	defer b.Close()
+	for _, o := range ops {
+		if err := b.Delete(recordKey(c.id, o.id), nil); err != nil {
+			return 0, fmt.Errorf("engine: delete: %w", err)
+		}
+	}
+	if err := c.commit(ctx, b, ops); err != nil {
+		return 0, err
+	}
+	for _, o := range ops {
+		c.unapply(o.id, o.key)
+	}
+	c.afterWrite()
+	return len(ops), nil
+}
+
+// Get returns the record with the given ID and whether it exists. The
+// returned record is the caller's to keep.
+func (c *Collection) Get(id string) (Record, bool, error) {
+	done, err := c.enter()
+	if err != nil {
+		return Record{}, false, err
+	}
+	defer done()
+	if err := validateID(id); err != nil {
+		return Record{}, false, err
+	}
+	return c.read(id)
+}
+
+// read fetches and decodes a stored record.
+func (c *Collection) read(id string) (Record, bool, error) {
+	v, closer, err := c.db.pdb.Get(recordKey(c.id, id))
+	if errors.Is(err, pebble.ErrNotFound) {
+		return Record{}, false, nil
+	}
+	if err != nil {
+		return Record{}, false, fmt.Errorf("engine: get %q: %w", id, err)
+	}
+	defer closer.Close()
+	sr, err := decodeRecord(v)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.name, err)
+	}
+	meta, err := decodeMetadata(sr.meta)
+	if err != nil {
+		return Record{}, false, fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
+	}
+	return Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta}, true, nil
+}
+
+// Count returns the number of records.
+func (c *Collection) Count() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.ids)
+}
+
+// Scan returns up to limit records in ascending ID order, starting after
+// the ID after ("" starts at the beginning), and the ID to pass as after to
+// continue ("" when there is nothing more). It reads a consistent snapshot.
+func (c *Collection) Scan(after string, limit int) ([]Record, string, error) {
+	done, err := c.enter()
+	if err != nil {
+		return nil, "", err
+	}
+	defer done()
+	if limit <= 0 {
+		return nil, "", fmt.Errorf("%w: limit %d, want > 0", ErrBadQuery, limit)
+	}
+	prefix := cidPrefix(tagRecord, c.id)
+	lower := prefix
+	if after != "" {
+		lower = append(recordKey(c.id, after), 0)
+	}
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return nil, "", fmt.Errorf("engine: scan: %w", err)
+	}
+	defer it.Close()
+	var out []Record
+	for ok := it.First(); ok; ok = it.Next() {
+		id := string(it.Key()[len(prefix):])
+		if len(out) == limit {
+			return out, out[len(out)-1].ID, nil
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, "", fmt.Errorf("engine: scan: %w", err)
+		}
+		sr, err := decodeRecord(v)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.name, err)
+		}
+		meta, err := decodeMetadata(sr.meta)
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
+		}
+		out = append(out, Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta})
+	}
+	if err := it.Error(); err != nil {
+		return nil, "", fmt.Errorf("engine: scan: %w", err)
+	}
+	return out, "", nil
+}

@@ -1,0 +1,116 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/mnemodb/mnemo/index"
+)
+
+// Metric is the distance a collection ranks by.
+type Metric = index.Metric
+
+// Metrics. See the package doc for the distances and similarities.
+const (
+	Cosine = index.Cosine
+	Dot    = index.Dot
+	L2     = index.L2
+)
+
+// IndexKind selects a collection's index.
+type IndexKind string
+
+// Index kinds.
+const (
+	// HNSW is the approximate graph index (the default).
+	HNSW IndexKind = "hnsw"
+	// Flat is an exact scan: for small collections, or exact answers.
+	Flat IndexKind = "flat"
+)
+
+// CollectionConfig defines a collection. It is persisted on create; a
+// reopened database needs none of it again.
+type CollectionConfig struct {
+	// Dimension of every vector. Required.
+	Dimension int `json:"dimension"`
+	// Metric; zero means Cosine.
+	Metric Metric `json:"metric"`
+	// Index kind; empty means HNSW.
+	Index IndexKind `json:"index"`
+	// HNSW parameters; zero means the index defaults (M 16,
+	// efConstruction 200, efSearch 64).
+	M              int `json:"m,omitempty"`
+	EfConstruction int `json:"ef_construction,omitempty"`
+	EfSearch       int `json:"ef_search,omitempty"`
+}
+
+func (c CollectionConfig) withDefaults() CollectionConfig {
+	if c.Metric == 0 {
+		c.Metric = Cosine
+	}
+	if c.Index == "" {
+		c.Index = HNSW
+	}
+	if c.Index == HNSW {
+		if c.M == 0 {
+			c.M = index.DefaultM
+		}
+		if c.EfConstruction == 0 {
+			c.EfConstruction = index.DefaultEfConstruction
+		}
+		if c.EfSearch == 0 {
+			c.EfSearch = index.DefaultEfSearch
+		}
+	}
+	return c
+}
+
+// Validate reports every problem with the config at once.
+func (c CollectionConfig) Validate() error {
+	var errs []error
+	if c.Dimension <= 0 || c.Dimension > 1<<16 {
+		errs = append(errs, fmt.Errorf("%w: dimension %d, want 1..65536", ErrInvalidConfig, c.Dimension))
+	}
+	if c.Metric != 0 && c.Metric != Cosine && c.Metric != Dot && c.Metric != L2 {
+		errs = append(errs, fmt.Errorf("%w: unknown metric %d", ErrInvalidConfig, c.Metric))
+	}
+	if c.Index != "" && c.Index != HNSW && c.Index != Flat {
+		errs = append(errs, fmt.Errorf("%w: unknown index kind %q (want hnsw or flat)", ErrInvalidConfig, c.Index))
+	}
+	o := index.HNSWOptions{M: c.M, EfConstruction: c.EfConstruction, EfSearch: c.EfSearch}
+	if err := o.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidConfig, err))
+	}
+	return errors.Join(errs...)
+}
+
+// newIndex returns an empty index for the config (with defaults applied).
+func (c CollectionConfig) newIndex() (index.Index, error) {
+	if c.Index == Flat {
+		return index.NewFlat(c.Dimension, c.Metric)
+	}
+	return index.NewHNSW(c.Dimension, c.Metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfConstruction, EfSearch: c.EfSearch})
+}
+
+// validName checks a collection name: 1 to 256 bytes, no control
+// characters.
+func validName(name string) error {
+	if name == "" || len(name) > 256 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("%w: collection name %q: want 1 to 256 bytes without control characters", ErrInvalidConfig, name)
+	}
+	return nil
+}
+
+// Similarity converts a raw distance of metric into the engine's one
+// similarity: for Cosine 1 - d (in [-1, 1]), for Dot the inner product -d,
+// for L2 1 / (1 + d) (in (0, 1]). Larger is more similar for all three.
+func Similarity(metric Metric, d float32) float32 {
+	switch metric {
+	case Dot:
+		return -d
+	case L2:
+		return 1 / (1 + d)
+	}
+	return 1 - d
+}

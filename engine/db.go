@@ -1,0 +1,442 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/mnemodb/mnemo/wal"
+)
+
+// DB is an embedded vector database: named collections of records in one
+// directory. It is safe for concurrent use by multiple goroutines. Close
+// waits for operations in flight and stops the background checkpointer.
+type DB struct {
+	dir       string
+	opts      Options
+	fs        vfs.FS
+	cpPath    string
+	pdb       *pebble.DB
+	lock      *pebble.Lock
+	writeOpts *pebble.WriteOptions
+	logger    *log.Logger
+	regKey    string // key in openDirs, "" if not registered
+
+	// life is held shared by every operation and exclusively by Close.
+	life    sync.RWMutex
+	closed  atomic.Bool
+	closeMu sync.Mutex // serialises Close
+
+	// mu protects the following fields.
+	mu          sync.Mutex
+	collections map[string]*Collection
+
+	cpMu   sync.Mutex // serialises checkpoints
+	cpReq  chan *Collection
+	cpStop chan struct{}
+	cpDone chan struct{}
+
+	openTook time.Duration
+}
+
+// openDirs guards against opening one directory twice in this process
+// (Pebble's file lock guards against other processes).
+var openDirs struct {
+	sync.Mutex
+	m map[string]bool
+}
+
+// Open opens (creating if needed) the database in dir. opts may be nil.
+// Every collection's index is brought up before Open returns: from its
+// newest checkpoint plus the log after it, or rebuilt from the records if
+// the checkpoint is missing or damaged (Stats says which). A directory
+// already open in this or another process yields ErrLocked.
+func Open(dir string, opts *Options) (*DB, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	o := opts.withDefaults()
+	db := &DB{
+		dir:         dir,
+		opts:        o,
+		fs:          o.FS,
+		logger:      log.New(o.Log, "mnemo: ", log.LstdFlags),
+		collections: make(map[string]*Collection),
+		writeOpts:   pebble.Sync,
+	}
+	if o.NoSync {
+		db.writeOpts = pebble.NoSync
+	}
+	if dir == "" {
+		if !o.InMemory && opts.FS == nil {
+			return nil, fmt.Errorf("%w: empty directory (set InMemory for an in-memory database)", ErrInvalidConfig)
+		}
+		dir = "mnemo"
+		db.dir = dir
+	}
+	if err := db.register(); err != nil {
+		return nil, err
+	}
+	if err := db.open(); err != nil {
+		db.release()
+		return nil, err
+	}
+	db.openTook = time.Since(start)
+	db.cpReq, db.cpStop, db.cpDone = make(chan *Collection, 64), make(chan struct{}), make(chan struct{})
+	go db.checkpointer()
+	return db, nil
+}
+
+func (db *DB) register() error {
+	if db.fs != vfs.Default {
+		return nil
+	}
+	abs, err := filepath.Abs(db.dir)
+	if err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	openDirs.Lock()
+	defer openDirs.Unlock()
+	if openDirs.m[abs] {
+		return fmt.Errorf("%w: %s is open in this process", ErrLocked, db.dir)
+	}
+	if openDirs.m == nil {
+		openDirs.m = make(map[string]bool)
+	}
+	openDirs.m[abs] = true
+	db.regKey = abs
+	return nil
+}
+
+func (db *DB) release() {
+	if db.lock != nil {
+		db.lock.Close()
+		db.lock = nil
+	}
+	if db.regKey != "" {
+		openDirs.Lock()
+		delete(openDirs.m, db.regKey)
+		openDirs.Unlock()
+	}
+}
+
+// open does the work of Open after registration.
+func (db *DB) open() error {
+	if err := db.fs.MkdirAll(db.dir, 0o755); err != nil {
+		return fmt.Errorf("engine: create %s: %w", db.dir, err)
+	}
+	lock, err := pebble.LockDirectory(db.dir, db.fs)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrLocked, db.dir, err)
+	}
+	db.lock = lock
+	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
+	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
+		return fmt.Errorf("engine: create %s: %w", db.cpPath, err)
+	}
+	cache := pebble.NewCache(db.opts.CacheSize)
+	defer cache.Unref()
+	pdb, err := pebble.Open(db.dir, &pebble.Options{
+		FS:     db.fs,
+		Lock:   lock,
+		Cache:  cache,
+		Logger: pebbleLogger{db.logger},
+	})
+	if err != nil {
+		return fmt.Errorf("engine: open %s: %w", db.dir, err)
+	}
+	db.pdb = pdb
+	if err := db.loadCollections(); err != nil {
+		pdb.Close()
+		return err
+	}
+	db.removeStrayFiles()
+	return nil
+}
+
+// stored is a collection's persisted definition.
+type stored struct {
+	ID     uint32           `json:"id"`
+	Config CollectionConfig `json:"config"`
+}
+
+func (db *DB) loadCollections() error {
+	prefix := []byte{tagConfig}
+	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for ok := it.First(); ok; ok = it.Next() {
+		name := string(it.Key()[1:])
+		var s stored
+		if err := json.Unmarshal(it.Value(), &s); err != nil || s.Config.Validate() != nil {
+			return fmt.Errorf("%w: collection %q: config cannot be read", ErrCorrupt, name)
+		}
+		c, err := db.newCollection(name, s.ID, s.Config)
+		if err != nil {
+			return err
+		}
+		if err := c.load(); err != nil {
+			return err
+		}
+		db.collections[name] = c
+	}
+	return it.Error()
+}
+
+// removeStrayFiles deletes checkpoint files no descriptor names (left by a
+// crash between checkpoint steps).
+func (db *DB) removeStrayFiles() {
+	names, err := db.fs.List(db.cpPath)
+	if err != nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, c := range db.collections {
+		if d, _, _ := db.readDesc(c.id); d != nil {
+			keep[d.File] = true
+		}
+	}
+	for _, n := range names {
+		if !keep[n] {
+			if err := db.fs.Remove(db.fs.PathJoin(db.cpPath, n)); err == nil {
+				db.logf("removed stray checkpoint file %s", n)
+			}
+		}
+	}
+}
+
+func (db *DB) newCollection(name string, id uint32, cfg CollectionConfig) (*Collection, error) {
+	l, err := wal.Open(db.pdb, cidPrefix(tagLog, id))
+	if err != nil {
+		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
+	}
+	return &Collection{
+		db: db, name: name, id: id, cfg: cfg.withDefaults(), log: l,
+		ids: make(map[string]uint64), keys: make(map[uint64]string),
+		meta: make(map[uint64]map[string]any), post: newPostings(),
+	}, nil
+}
+
+func (db *DB) logf(format string, args ...any) { db.logger.Printf(format, args...) }
+
+// enter registers an operation in flight; the returned function ends it.
+func (db *DB) enter() (func(), error) {
+	db.life.RLock()
+	if db.closed.Load() {
+		db.life.RUnlock()
+		return nil, ErrClosed
+	}
+	return db.life.RUnlock, nil
+}
+
+// CreateCollection creates a collection, or returns the existing one when
+// its config is the same (defaults applied); a different config is
+// ErrCollectionExists.
+func (db *DB) CreateCollection(name string, cfg CollectionConfig) (*Collection, error) {
+	done, err := db.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := validName(name); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if c, ok := db.collections[name]; ok {
+		if c.cfg != cfg {
+			return nil, fmt.Errorf("%w: %q has %+v, asked for %+v", ErrCollectionExists, name, c.cfg, cfg)
+		}
+		return c, nil
+	}
+	id, err := db.nextCollectionID()
+	if err != nil {
+		return nil, err
+	}
+	js, _ := json.Marshal(stored{ID: id, Config: cfg})
+	b := db.pdb.NewBatch()
+	defer b.Close()
+	var next [4]byte
+	binary.BigEndian.PutUint32(next[:], id+1)
+	b.Set(keyNextCollection, next[:], nil)
+	b.Set(configKey(name), js, nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return nil, fmt.Errorf("engine: create %q: %w", name, err)
+	}
+	c, err := db.newCollection(name, id, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if c.idx, err = cfg.newIndex(); err != nil {
+		return nil, err
+	}
+	c.loadInfo.how = "empty"
+	db.collections[name] = c
+	return c, nil
+}
+
+func (db *DB) nextCollectionID() (uint32, error) {
+	v, closer, err := db.pdb.Get(keyNextCollection)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer closer.Close()
+	if len(v) != 4 {
+		return 0, fmt.Errorf("%w: next collection id has %d bytes", ErrCorrupt, len(v))
+	}
+	return binary.BigEndian.Uint32(v), nil
+}
+
+// Collection returns the named collection.
+func (db *DB) Collection(name string) (*Collection, error) {
+	done, err := db.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	c, ok := db.collections[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrCollectionNotFound, name)
+	}
+	return c, nil
+}
+
+// Collections returns the names of all collections, sorted.
+func (db *DB) Collections() []string {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	names := make([]string, 0, len(db.collections))
+	for n := range db.collections {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// DropCollection deletes a collection and all its records, waiting for
+// writes in flight. Its *Collection values become unusable.
+func (db *DB) DropCollection(name string) error {
+	done, err := db.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	c, ok := db.collections[name]
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrCollectionNotFound, name)
+	}
+	db.cpMu.Lock()
+	defer db.cpMu.Unlock()
+	c.writes.Lock()
+	defer c.writes.Unlock()
+	desc, _, _ := db.readDesc(c.id)
+	b := db.pdb.NewBatch()
+	defer b.Close()
+	b.Delete(configKey(name), nil)
+	for _, tag := range []byte{tagRecord, tagLog} {
+		p := cidPrefix(tag, c.id)
+		b.DeleteRange(p, prefixEnd(p), nil)
+	}
+	b.Delete(checkpointKey(c.id), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("engine: drop %q: %w", name, err)
+	}
+	c.dropped.Store(true)
+	delete(db.collections, name)
+	if desc != nil {
+		db.fs.Remove(db.fs.PathJoin(db.cpPath, desc.File))
+	}
+	return nil
+}
+
+// requestCheckpoint asks the background checkpointer to checkpoint c; a
+// full queue drops the request (the next write asks again).
+func (db *DB) requestCheckpoint(c *Collection) {
+	select {
+	case db.cpReq <- c:
+	default:
+	}
+}
+
+// checkpointer is the DB's one background goroutine. It checkpoints
+// collections whose log has grown past Options.CheckpointEvery; Close stops
+// it (closing cpStop) and waits for it (cpDone).
+func (db *DB) checkpointer() {
+	defer close(db.cpDone)
+	for {
+		select {
+		case <-db.cpStop:
+			return
+		case c := <-db.cpReq:
+			if c.dropped.Load() || c.sinceCheckpoint.Load() < int64(db.opts.CheckpointEvery) {
+				continue
+			}
+			done, err := c.enter()
+			if err != nil {
+				continue
+			}
+			if err := c.checkpoint(); err != nil {
+				db.logf("background checkpoint of %q: %v", c.name, err)
+			}
+			done()
+		}
+	}
+}
+
+// Close waits for operations in flight, stops the background checkpointer,
+// checkpoints every collection with unsaved changes, and closes the
+// database. Further use returns ErrClosed. Closing twice returns ErrClosed.
+func (db *DB) Close() error {
+	db.closeMu.Lock()
+	defer db.closeMu.Unlock()
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	close(db.cpStop)
+	<-db.cpDone
+	db.life.Lock()
+	db.closed.Store(true)
+	db.life.Unlock()
+	var errs []error
+	for _, name := range db.Collections() {
+		c := db.collections[name]
+		if c.sinceCheckpoint.Load() > 0 || c.loadInfo.replayed > 0 {
+			if err := c.checkpoint(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := db.pdb.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("engine: close: %w", err))
+	}
+	db.release()
+	return errors.Join(errs...)
+}
+
+// errNotExist matches a missing file on any vfs.FS.
+var errNotExist = fs.ErrNotExist

@@ -1,0 +1,71 @@
+// Package engine is mnemo's embedded database: named collections of records
+// (an ID, a vector, text content and JSON metadata) stored in one directory,
+// every acknowledged write durable, nearest-neighbour queries with metadata
+// filters, and a fast restart. It joins the index (package index) and the
+// logical log (package wal) on top of Pebble.
+//
+// # Using it
+//
+//	db, err := engine.Open(dir, nil)           // or &engine.Options{InMemory: true}
+//	notes, err := db.CreateCollection("notes", engine.CollectionConfig{Dimension: 384})
+//	ids, err := notes.Upsert(ctx, engine.Record{Vector: v, Content: "...", Metadata: m})
+//	f, err := engine.ParseFilter(`{"source": "web", "year": {"$gte": 2020}}`)
+//	hits, err := notes.Query(ctx, engine.Query{Vector: q, K: 10, Filter: f})
+//	err = db.Close()
+//
+// A DB and its Collections are safe for concurrent use by multiple
+// goroutines.
+//
+// # Durability
+//
+// An Upsert or Delete is one Pebble batch holding the record changes and one
+// log record naming what changed; it commits with fsync (unless
+// Options.NoSync), so when the call returns nil the change survives any
+// crash, and when it returns an error nothing changed. Concurrent writers
+// share fsyncs through Pebble's group commit. Only after the commit is the
+// in-memory index updated.
+//
+// # Restart
+//
+// Each collection's index is checkpointed to a file of its own (a snapshot
+// written to a temporary file, fsynced, renamed, directory fsynced; then a
+// descriptor naming it and the log position it covers is stored in Pebble)
+// on Close and in the background after Options.CheckpointEvery logged
+// writes; the log behind a checkpoint is truncated. Open loads the newest
+// checkpoint and replays the log after it, which only re-reads the records
+// the log names, so a restart costs a file read and a short replay instead
+// of rebuilding the graph. A checkpoint that is missing, damaged or does not
+// agree with the records, or a damaged log, makes Open rebuild the index
+// from the records (the source of truth) and checkpoint it at once;
+// Collection.Stats says how each collection was opened and why. A damaged
+// record is never skipped: Open fails with an error for which IsCorruption
+// is true.
+//
+// On-disk layout (keys in Pebble, tag byte first):
+//
+//	'c' name                 collection config (JSON)
+//	'm' "nextcollection"     next collection id
+//	'd' cid(4) recordID      record: version, index key, vector, content, metadata, CRC-32C
+//	'l' cid(4) seq(8)        logical log (package wal): one record per write batch
+//	'p' cid(4)               checkpoint descriptor (JSON): file, log sequence, size
+//	<dir>/checkpoints/<cid>-<seq>.hnsw   the index snapshot (package index format)
+//
+// # Queries, distances and filters
+//
+// Hits carry the collection metric's raw distance (cosine distance in
+// [0, 2], negative inner product, squared L2) and one similarity, larger is
+// nearer: 1 - d for cosine, the inner product for dot, 1/(1 + d) for L2.
+// Filters use Chroma's operators ($eq, $ne, $gt, $gte, $lt, $lte, $in,
+// $nin, $exists, $and, $or); see Filter. With a filter, the query planner
+// scores exactly the admitted records when they are few (found through an
+// in-memory inverted index of metadata values) and otherwise filters inside
+// the graph walk; either way selective filters keep their recall.
+//
+// # Errors
+//
+// Bad input (dimension, non-finite values, a zero vector under cosine, an
+// empty, over-long or non-UTF-8 ID, metadata JSON cannot carry, an unknown
+// collection, a malformed filter, use after Close) returns an error that
+// matches one of the sentinels in errors.go with errors.Is, and writes
+// nothing.
+package engine

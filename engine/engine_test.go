@@ -1,0 +1,367 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+var ctx = context.Background()
+
+func mustOpen(t testing.TB, dir string, opts *Options) *DB {
+	t.Helper()
+	db, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+func mustCollection(t testing.TB, db *DB, name string, cfg CollectionConfig) *Collection {
+	t.Helper()
+	c, err := db.CreateCollection(name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func vec(xs ...float32) []float32 { return xs }
+
+func TestBasicLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
+	c := mustCollection(t, db, "notes", CollectionConfig{Dimension: 3})
+	ids, err := c.Upsert(ctx,
+		Record{ID: "a", Vector: vec(1, 0, 0), Content: "alpha", Metadata: map[string]any{"kind": "x", "n": 1}},
+		Record{ID: "b", Vector: vec(0, 1, 0), Content: "beta", Metadata: map[string]any{"kind": "y", "n": 2}},
+		Record{Vector: vec(0, 0, 1), Content: "generated id"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids[0] != "a" || ids[1] != "b" || len(ids[2]) != 36 {
+		t.Fatalf("ids %v", ids)
+	}
+	f, _ := ParseFilter(`{"kind": "y"}`)
+	hits, err := c.Query(ctx, Query{Vector: vec(1, 0.1, 0), K: 3, Filter: f})
+	if err != nil || len(hits) != 1 || hits[0].Record.ID != "b" || hits[0].Record.Content != "beta" {
+		t.Fatalf("filtered query: %+v, %v", hits, err)
+	}
+	hits, _ = c.Query(ctx, Query{Vector: vec(1, 0.1, 0), K: 2})
+	if len(hits) != 2 || hits[0].Record.ID != "a" || math.Abs(float64(hits[0].Similarity-(1-hits[0].Distance))) > 1e-6 {
+		t.Fatalf("query: %+v", hits)
+	}
+	if n, err := c.Delete(ctx, "b", "nope"); n != 1 || err != nil {
+		t.Fatalf("Delete = %d, %v", n, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db = mustOpen(t, dir, nil)
+	defer db.Close()
+	c, err = db.Collection("notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Count() != 2 || c.Config().Dimension != 3 || c.Config().Metric != Cosine {
+		t.Fatalf("after reopen: %d records, config %+v", c.Count(), c.Config())
+	}
+	r, ok, err := c.Get("a")
+	if !ok || err != nil || r.Content != "alpha" || r.Metadata["n"] != 1.0 || !reflect.DeepEqual(r.Vector, vec(1, 0, 0)) {
+		t.Fatalf("Get(a) = %+v, %v, %v", r, ok, err)
+	}
+	if _, ok, _ := c.Get("b"); ok {
+		t.Fatal("deleted record came back")
+	}
+	st, _ := c.Stats()
+	if st.OpenedBy != "checkpoint+replay" || st.Records != 2 {
+		t.Fatalf("stats %+v", st)
+	}
+	if _, err := db.CreateCollection("notes", CollectionConfig{Dimension: 4}); !errors.Is(err, ErrCollectionExists) {
+		t.Fatalf("create with another config: %v", err)
+	}
+	if again, err := db.CreateCollection("notes", CollectionConfig{Dimension: 3, Metric: Cosine, Index: HNSW}); err != nil || again != c {
+		t.Fatalf("create with the same config: %v", err)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	nan := float32(math.NaN())
+	tests := []struct {
+		name string
+		rec  Record
+		want error
+	}{
+		{"short vector", Record{ID: "x", Vector: vec(1)}, ErrDimension},
+		{"NaN", Record{ID: "x", Vector: vec(nan, 1)}, ErrNonFinite},
+		{"Inf", Record{ID: "x", Vector: vec(float32(math.Inf(1)), 1)}, ErrNonFinite},
+		{"zero under cosine", Record{ID: "x", Vector: vec(0, 0)}, ErrZeroVector},
+		{"long id", Record{ID: strings.Repeat("x", MaxIDLength+1), Vector: vec(1, 1)}, ErrInvalidID},
+		{"bad utf8 id", Record{ID: "a\xffb", Vector: vec(1, 1)}, ErrInvalidID},
+		{"bad utf8 content", Record{ID: "x", Vector: vec(1, 1), Content: "\xff"}, ErrInvalidRecord},
+		{"unencodable metadata", Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"f": func() {}}}, ErrInvalidRecord},
+		{"NaN metadata", Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"f": math.NaN()}}, ErrInvalidRecord},
+		{"bad utf8 metadata", Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"s": "\xfe"}}, ErrInvalidRecord},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// The good record in the same batch must not be stored either.
+			_, err := c.Upsert(ctx, Record{ID: "good", Vector: vec(1, 1)}, tt.rec)
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			if c.Count() != 0 {
+				t.Fatalf("a rejected batch stored %d records", c.Count())
+			}
+		})
+	}
+	if _, err := c.Upsert(ctx, Record{ID: "d", Vector: vec(1, 1)}, Record{ID: "d", Vector: vec(1, 2)}); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("duplicate ids: %v", err)
+	}
+	if _, err := c.Query(ctx, Query{Vector: vec(1)}); !errors.Is(err, ErrDimension) {
+		t.Fatalf("query dimension: %v", err)
+	}
+	if _, err := c.Query(ctx, Query{Vector: vec(1, 1), K: -1}); !errors.Is(err, ErrBadQuery) {
+		t.Fatalf("negative k: %v", err)
+	}
+	if _, err := c.Delete(ctx, ""); !errors.Is(err, ErrInvalidID) {
+		t.Fatalf("delete empty id: %v", err)
+	}
+	if _, err := db.Collection("missing"); !errors.Is(err, ErrCollectionNotFound) {
+		t.Fatalf("unknown collection: %v", err)
+	}
+	for _, cfg := range []CollectionConfig{{}, {Dimension: -1}, {Dimension: 3, Index: "ivf"}, {Dimension: 3, M: 1}, {Dimension: 3, Metric: 9}} {
+		if _, err := db.CreateCollection("bad", cfg); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("config %+v: %v", cfg, err)
+		}
+	}
+	if _, err := db.CreateCollection("", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("empty name: %v", err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Upsert(cancelled, Record{ID: "z", Vector: vec(1, 1)}); !errors.Is(err, context.Canceled) || c.Count() != 0 {
+		t.Fatalf("cancelled upsert: %v, count %d", err, c.Count())
+	}
+}
+
+func TestUseAfterCloseAndDrop(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	d := mustCollection(t, db, "d", CollectionConfig{Dimension: 2})
+	if err := db.DropCollection("d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Upsert(ctx, Record{ID: "x", Vector: vec(1, 1)}); !errors.Is(err, ErrCollectionNotFound) {
+		t.Fatalf("upsert into a dropped collection: %v", err)
+	}
+	if got := db.Collections(); !reflect.DeepEqual(got, []string{"c"}) {
+		t.Fatalf("Collections = %v", got)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Upsert(ctx, Record{ID: "x", Vector: vec(1, 1)}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("upsert after close: %v", err)
+	}
+	if _, err := c.Query(ctx, Query{Vector: vec(1, 1)}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("query after close: %v", err)
+	}
+	if err := db.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second close: %v", err)
+	}
+}
+
+func TestSecondOpenFails(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
+	defer db.Close()
+	if _, err := Open(dir, nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+}
+
+// model is the obviously correct reference: a map of records.
+type model map[string]Record
+
+func TestModel(t *testing.T) {
+	for _, mode := range []string{"disk", "memfs"} {
+		for _, kind := range []IndexKind{HNSW, Flat} {
+			t.Run(fmt.Sprintf("%s/%s", mode, kind), func(t *testing.T) { runModel(t, mode, kind) })
+		}
+	}
+}
+
+func runModel(t *testing.T, mode string, kind IndexKind) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, seed))
+	dir, opts := t.TempDir(), &Options{CheckpointEvery: 7}
+	if mode == "memfs" {
+		dir, opts.FS = "db", vfs.NewMem()
+	}
+	db := mustOpen(t, dir, opts)
+	defer func() { db.Close() }()
+	cfg := CollectionConfig{Dimension: 4, Metric: L2, Index: kind, M: 4, EfConstruction: 16}
+	c := mustCollection(t, db, "m", cfg)
+	m := model{}
+	randRec := func() Record {
+		id := fmt.Sprintf("r%02d", r.IntN(40))
+		v := vec(float32(r.IntN(5)), float32(r.IntN(5)), float32(r.IntN(5)), r.Float32())
+		return Record{ID: id, Vector: v, Content: "c" + id, Metadata: map[string]any{"g": float64(r.IntN(3)), "s": id[:2]}}
+	}
+	for op := 0; op < 400; op++ {
+		switch x := r.IntN(100); {
+		case x < 45:
+			batch := []Record{randRec()}
+			if r.IntN(3) == 0 {
+				if b := randRec(); b.ID != batch[0].ID {
+					batch = append(batch, b)
+				}
+			}
+			if _, err := c.Upsert(ctx, batch...); err != nil {
+				t.Fatal(err)
+			}
+			for _, rec := range batch {
+				m[rec.ID] = rec
+			}
+		case x < 65:
+			id := fmt.Sprintf("r%02d", r.IntN(40))
+			n, err := c.Delete(ctx, id)
+			_, had := m[id]
+			if err != nil || (n == 1) != had {
+				t.Fatalf("Delete(%s) = %d, %v; model had it: %v", id, n, err, had)
+			}
+			delete(m, id)
+		case x < 70:
+			if err := c.Checkpoint(); err != nil {
+				t.Fatal(err)
+			}
+		case x < 74:
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			db = mustOpen(t, dir, opts)
+			var err error
+			if c, err = db.Collection("m"); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			q := vec(float32(r.IntN(5)), float32(r.IntN(5)), float32(r.IntN(5)), 0.5)
+			var f *Filter
+			if r.IntN(2) == 0 {
+				f, _ = ParseFilter(fmt.Sprintf(`{"g": {"$lte": %d}}`, r.IntN(3)))
+			}
+			checkExactQuery(t, c, m, q, 1+r.IntN(6), f)
+		}
+		checkAgainstModel(t, c, m)
+	}
+}
+
+func checkAgainstModel(t *testing.T, c *Collection, m model) {
+	t.Helper()
+	if c.Count() != len(m) {
+		t.Fatalf("Count = %d, model %d", c.Count(), len(m))
+	}
+	var all []Record
+	after := ""
+	for {
+		page, next, err := c.Scan(after, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if len(all) != len(m) || !sort.SliceIsSorted(all, func(i, j int) bool { return all[i].ID < all[j].ID }) {
+		t.Fatalf("Scan returned %d records (sorted: %v), model %d", len(all), sort.SliceIsSorted(all, func(i, j int) bool { return all[i].ID < all[j].ID }), len(m))
+	}
+	for _, got := range all {
+		want, ok := m[got.ID]
+		if !ok || !sameRecord(got, want) {
+			t.Fatalf("record %q: got %+v, model %+v", got.ID, got, want)
+		}
+		if g, ok, err := c.Get(got.ID); !ok || err != nil || !sameRecord(g, want) {
+			t.Fatalf("Get(%q) = %+v, %v, %v", got.ID, g, ok, err)
+		}
+	}
+}
+
+func sameRecord(a, b Record) bool {
+	return a.ID == b.ID && a.Content == b.Content && reflect.DeepEqual(a.Vector, b.Vector) &&
+		fmt.Sprint(a.Metadata) == fmt.Sprint(b.Metadata)
+}
+
+// checkExactQuery compares an exact-mode query with the model's answer by
+// distance.
+func checkExactQuery(t *testing.T, c *Collection, m model, q []float32, k int, f *Filter) {
+	t.Helper()
+	hits, err := c.Query(ctx, Query{Vector: q, K: k, Filter: f, Exact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []float32
+	for _, rec := range m {
+		if f.Match(rec.Metadata) {
+			var d float32
+			for i := range q {
+				d += (q[i] - rec.Vector[i]) * (q[i] - rec.Vector[i])
+			}
+			want = append(want, d)
+		}
+	}
+	slices.Sort(want)
+	want = want[:min(k, len(want))]
+	if len(hits) != len(want) {
+		t.Fatalf("exact query k=%d: %d hits, model %d", k, len(hits), len(want))
+	}
+	for i, h := range hits {
+		if math.Abs(float64(h.Distance-want[i])) > 1e-4 {
+			t.Fatalf("exact query hit %d: distance %v, model %v", i, h.Distance, want[i])
+		}
+		if !sameRecord(h.Record, m[h.Record.ID]) {
+			t.Fatalf("hit %q does not match the model", h.Record.ID)
+		}
+	}
+}
+
+func TestNoGoroutineLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for i := 0; i < 3; i++ {
+		db := mustOpen(t, t.TempDir(), &Options{CheckpointEvery: 1})
+		c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+		for j := 0; j < 5; j++ {
+			c.Upsert(ctx, Record{ID: fmt.Sprint(j), Vector: vec(1, float32(j))})
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines after Close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestFilterMatch(t *testing.T) {
+	meta := map[string]any{
+		"source": "web", "year": 2021.0, "score": 0.5, "draft": false, "tags": []any{"x"},
+		"lang": "en", "n": 3, // an int, as a Go caller might store before encoding
+	}
+	tests := []struct {
+		filter string
+		want   bool
+	}{
+		{`{}`, true},
+		{`{"source": "web"}`, true},
+		{`{"source": "book"}`, false},
+		{`{"source": {"$eq": "web"}}`, true},
+		{`{"year": 2021}`, true},
+		{`{"year": "2021"}`, false},
+		{`{"n": 3}`, true},
+		{`{"year": {"$gt": 2020}}`, true},
+		{`{"year": {"$gt": 2021}}`, false},
+		{`{"year": {"$gte": 2021}}`, true},
+		{`{"year": {"$lt": 2021}}`, false},
+		{`{"year": {"$lte": 2021}}`, true},
+		{`{"lang": {"$gt": "de"}}`, true},
+		{`{"lang": {"$lt": "de"}}`, false},
+		{`{"year": {"$gt": "a"}}`, false},
+		{`{"missing": {"$gt": 1}}`, false},
+		{`{"lang": {"$ne": "fr"}}`, true},
+		{`{"lang": {"$ne": "en"}}`, false},
+		{`{"missing": {"$ne": "x"}}`, true},
+		{`{"lang": {"$in": ["fr", "en"]}}`, true},
+		{`{"lang": {"$in": ["fr"]}}`, false},
+		{`{"lang": {"$nin": ["fr"]}}`, true},
+		{`{"lang": {"$nin": ["en"]}}`, false},
+		{`{"missing": {"$nin": ["en"]}}`, true},
+		{`{"draft": false}`, true},
+		{`{"draft": {"$exists": true}}`, true},
+		{`{"missing": {"$exists": false}}`, true},
+		{`{"missing": {"$exists": true}}`, false},
+		{`{"tags": "x"}`, false},
+		{`{"source": "web", "year": 2020}`, false},
+		{`{"$and": [{"source": "web"}, {"year": {"$gte": 2000}}]}`, true},
+		{`{"$or": [{"source": "book"}, {"lang": "en"}]}`, true},
+		{`{"$or": [{"source": "book"}, {"lang": "fr"}]}`, false},
+		{`{"$and": [{"$or": [{"a": 1}, {"score": {"$lt": 1}}]}, {"draft": {"$ne": true}}]}`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.filter, func(t *testing.T) {
+			f, err := ParseFilter(tt.filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Match(meta); got != tt.want {
+				t.Fatalf("Match = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFilterErrors(t *testing.T) {
+	tests := []struct{ filter, want string }{
+		{`[1]`, "want a JSON object"},
+		{`{"a": 1} x`, "trailing data"},
+		{`{"a": {"$gt": 1, "$lt": 2}}`, "filter.a: want exactly one operator"},
+		{`{"a": {"$foo": 1}}`, "filter.a.$foo: unknown operator"},
+		{`{"a": {"$gt": true}}`, "want a number or a string"},
+		{`{"a": {"$in": 3}}`, "filter.a.$in: want a list"},
+		{`{"a": {"$in": [{"b": 1}]}}`, "filter.a.$in[0]: want a string, number, boolean or null"},
+		{`{"a": {"$exists": 1}}`, "want true or false"},
+		{`{"$and": []}`, "filter.$and: want a non-empty list"},
+		{`{"$and": [1]}`, "filter.$and[0]: want an object"},
+		{`{"$or": [{"a": 1}, {}]}`, "filter.$or[1]: empty object"},
+		{`{"$not": {"a": 1}}`, "unknown combinator"},
+		{`{"": 1}`, "empty field name"},
+		{`{"a": [1, 2]}`, "want a string, number, boolean or null, got a list"},
+		{`{"a"`, "bad filter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.filter, func(t *testing.T) {
+			_, err := ParseFilter(tt.filter)
+			if !errors.Is(err, ErrBadFilter) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want ErrBadFilter mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPostingsCandidates(t *testing.T) {
+	p := newPostings()
+	p.add(1, map[string]any{"c": "a", "n": 1.0})
+	p.add(2, map[string]any{"c": "b", "n": 2.0})
+	p.add(3, map[string]any{"c": "a", "n": 2.0})
+	p.remove(3, map[string]any{"c": "a", "n": 2.0})
+	p.add(3, map[string]any{"c": "c", "n": 2.0})
+	tests := []struct {
+		filter string
+		want   int
+		ok     bool
+	}{
+		{`{"c": "a"}`, 1, true},
+		{`{"c": {"$in": ["a", "b"]}}`, 2, true},
+		{`{"c": "a", "n": 2}`, 1, true}, // the smaller part bounds the and (a superset)
+		{`{"$or": [{"c": "a"}, {"c": "c"}]}`, 2, true},
+		{`{"$or": [{"c": "a"}, {"n": {"$gt": 1}}]}`, 0, false},
+		{`{"n": {"$gt": 1}}`, 0, false},
+		{`{"c": {"$nin": ["a"]}}`, 0, false},
+	}
+	for _, tt := range tests {
+		f, err := ParseFilter(tt.filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, ok := p.candidates(f.root, 100)
+		if ok != tt.ok || (ok && len(keys) != tt.want) {
+			t.Errorf("%s: %v, %v; want %d keys, %v", tt.filter, keys, ok, tt.want, tt.ok)
+		}
+	}
+	f, _ := ParseFilter(`{"c": {"$in": ["a", "b"]}}`)
+	if _, ok := p.candidates(f.root, 1); ok {
+		t.Error("candidates above the limit were returned")
+	}
+}

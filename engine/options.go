@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// Options configure a DB. A nil *Options is valid; a zero field means its
+// documented default.
+type Options struct {
+	// InMemory keeps everything in memory (Pebble's in-memory filesystem):
+	// the same behaviour minus files, gone at Close. The directory passed to
+	// Open is then only a name.
+	InMemory bool
+	// NoSync acknowledges writes before they reach stable storage. A crash
+	// may then lose the most recent acknowledged writes (never corrupt
+	// older ones). Default false: every Upsert and Delete that returns nil
+	// is on stable storage.
+	NoSync bool
+	// CheckpointEvery is the number of log records after which a
+	// collection's index is checkpointed in the background. Default 20,000;
+	// negative disables automatic checkpoints (Close still writes one).
+	CheckpointEvery int
+	// CacheSize is Pebble's block cache in bytes. Default 32 MiB.
+	CacheSize int64
+	// Log receives Pebble's and the engine's diagnostic messages. Default:
+	// discarded. Set it to os.Stderr to see them.
+	Log io.Writer
+	// FS, when set, replaces the filesystem (tests use a crashable
+	// in-memory one). InMemory is ignored then.
+	FS vfs.FS
+}
+
+const (
+	defaultCheckpointEvery = 20000
+	defaultCacheSize       = 32 << 20
+)
+
+// Validate reports every problem with the options at once.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	if o.CacheSize < 0 {
+		errs = append(errs, fmt.Errorf("%w: CacheSize is %d", ErrInvalidConfig, o.CacheSize))
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Options) withDefaults() Options {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.CheckpointEvery == 0 {
+		r.CheckpointEvery = defaultCheckpointEvery
+	}
+	if r.CacheSize == 0 {
+		r.CacheSize = defaultCacheSize
+	}
+	if r.FS == nil {
+		if r.InMemory {
+			r.FS = vfs.NewMem()
+		} else {
+			r.FS = vfs.Default
+		}
+	}
+	if r.Log == nil {
+		r.Log = io.Discard
+	}
+	return r
+}
+
+// pebbleLogger routes Pebble's messages to Options.Log. Fatalf must not
+// exit the process of a library's user: it logs and panics, which Pebble
+// reserves for invariant violations.
+type pebbleLogger struct{ l *log.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) { p.l.Printf("pebble: "+format, args...) }
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Printf("pebble: error: "+format, args...)
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	p.l.Printf("pebble: fatal: "+format, args...)
+	panic(fmt.Sprintf("pebble: "+format, args...))
+}

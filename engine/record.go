@@ -1,0 +1,216 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"unicode/utf8"
+)
+
+// Record is one stored item of a collection.
+type Record struct {
+	// ID names the record within its collection: 1 to MaxIDLength bytes of
+	// valid UTF-8. Upsert assigns a UUID v4 when it is empty.
+	ID string
+	// Vector is the embedding; its length is the collection's dimension.
+	// Under the cosine metric the stored vector is the one given (the index
+	// keeps its own normalised copy).
+	Vector []float32
+	// Content is the text the vector was made from (may be empty).
+	Content string
+	// Metadata holds JSON-compatible values: strings, numbers, booleans,
+	// null, and lists and objects of them. Filters match scalar values.
+	Metadata map[string]any
+}
+
+// Limits on records.
+const (
+	MaxIDLength      = 512
+	MaxContentLength = 16 << 20
+	MaxMetadataBytes = 1 << 20
+)
+
+// validate checks a record at the API boundary (the vector is checked by
+// the collection, which knows the dimension and metric) and returns its
+// metadata encoded as JSON.
+func validateRecord(r *Record) ([]byte, error) {
+	if err := validateID(r.ID); err != nil {
+		return nil, err
+	}
+	if len(r.Content) > MaxContentLength {
+		return nil, fmt.Errorf("%w: record %q: content is %d bytes, max %d", ErrInvalidRecord, r.ID, len(r.Content), MaxContentLength)
+	}
+	if !utf8.ValidString(r.Content) {
+		return nil, fmt.Errorf("%w: record %q: content is not valid UTF-8", ErrInvalidRecord, r.ID)
+	}
+	meta, err := encodeMetadata(r.Metadata)
+	if err != nil {
+		return nil, fmt.Errorf("%w: record %q: %v", ErrInvalidRecord, r.ID, err)
+	}
+	return meta, nil
+}
+
+func validateID(id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: empty id", ErrInvalidID)
+	case len(id) > MaxIDLength:
+		return fmt.Errorf("%w: id is %d bytes, max %d", ErrInvalidID, len(id), MaxIDLength)
+	case !utf8.ValidString(id):
+		return fmt.Errorf("%w: id %q is not valid UTF-8", ErrInvalidID, id)
+	}
+	return nil
+}
+
+// encodeMetadata returns the JSON of meta (nil for none). json.Marshal
+// rejects what JSON cannot carry (NaN, infinities, channels, functions,
+// complex numbers); strings and keys must be valid UTF-8 (Marshal would
+// silently replace bad bytes).
+func encodeMetadata(meta map[string]any) ([]byte, error) {
+	if len(meta) == 0 {
+		return nil, nil
+	}
+	if err := checkUTF8("metadata", meta); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return nil, fmt.Errorf("metadata cannot be encoded as JSON: %v", err)
+	}
+	if len(b) > MaxMetadataBytes {
+		return nil, fmt.Errorf("metadata is %d bytes of JSON, max %d", len(b), MaxMetadataBytes)
+	}
+	return b, nil
+}
+
+func checkUTF8(path string, v any) error {
+	switch x := v.(type) {
+	case string:
+		if !utf8.ValidString(x) {
+			return fmt.Errorf("%s: string is not valid UTF-8", path)
+		}
+	case []any:
+		for i, e := range x {
+			if err := checkUTF8(fmt.Sprintf("%s[%d]", path, i), e); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return fmt.Errorf("%s: key %q is not valid UTF-8", path, k)
+			}
+			if err := checkUTF8(path+"."+k, e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// decodeMetadata parses stored metadata JSON; numbers become float64.
+func decodeMetadata(b []byte) (map[string]any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Stored record encoding (little-endian), the value of a document key:
+//
+//	+---------+--------+---------+-------------------+-------------+
+//	| version | key    | dim     | vector            | content len |
+//	| u8 = 1  | u64    | u32     | dim x f32         | u32         |
+//	+---------+--------+---------+-------------------+-------------+
+//	| content | metadata len u32 | metadata (JSON)   | CRC-32C u32 |
+//	+---------+------------------+-------------------+-------------+
+//
+// key is the record's dense index key; the checksum covers every byte
+// before it. The record's ID is the document key's suffix, not stored here.
+const recordVersion = 1
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func encodeRecord(key uint64, vec []float32, content string, meta []byte) []byte {
+	n := 1 + 8 + 4 + 4*len(vec) + 4 + len(content) + 4 + len(meta) + 4
+	b := make([]byte, 0, n)
+	b = append(b, recordVersion)
+	b = binary.LittleEndian.AppendUint64(b, key)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(vec)))
+	for _, x := range vec {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(content)))
+	b = append(b, content...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(meta)))
+	b = append(b, meta...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// storedRecord is a decoded document value.
+type storedRecord struct {
+	key     uint64
+	vector  []float32
+	content string
+	meta    []byte // JSON
+}
+
+// decodeRecord validates and decodes a stored value; every length is
+// checked against the bytes present before anything is allocated.
+func decodeRecord(b []byte) (storedRecord, error) {
+	var r storedRecord
+	if len(b) < 1+8+4+4+4+4 {
+		return r, fmt.Errorf("record of %d bytes is too short", len(b))
+	}
+	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
+	if crc32.Checksum(body, castagnoli) != sum {
+		return r, fmt.Errorf("record checksum mismatch")
+	}
+	if body[0] != recordVersion {
+		return r, fmt.Errorf("unknown record version %d", body[0])
+	}
+	r.key = binary.LittleEndian.Uint64(body[1:9])
+	rest := body[9:]
+	dim := binary.LittleEndian.Uint32(rest[:4])
+	rest = rest[4:]
+	if uint64(dim)*4 > uint64(len(rest)) {
+		return r, fmt.Errorf("record claims dimension %d in %d bytes", dim, len(rest))
+	}
+	r.vector = make([]float32, dim)
+	for i := range r.vector {
+		r.vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
+	}
+	rest = rest[4*dim:]
+	content, rest, err := lengthPrefixed(rest, "content")
+	if err != nil {
+		return r, err
+	}
+	meta, rest, err := lengthPrefixed(rest, "metadata")
+	if err != nil {
+		return r, err
+	}
+	if len(rest) != 0 {
+		return r, fmt.Errorf("%d trailing bytes in record", len(rest))
+	}
+	r.content = string(content)
+	r.meta = bytes.Clone(meta)
+	return r, nil
+}
+
+func lengthPrefixed(b []byte, what string) (field, rest []byte, err error) {
+	if len(b) < 4 {
+		return nil, nil, fmt.Errorf("record truncated before its %s length", what)
+	}
+	n := binary.LittleEndian.Uint32(b[:4])
+	if uint64(n) > uint64(len(b)-4) {
+		return nil, nil, fmt.Errorf("record claims %d bytes of %s, %d remain", n, what, len(b)-4)
+	}
+	return b[4 : 4+n], b[4+n:], nil
+}

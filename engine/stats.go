@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/mnemodb/mnemo/index"
+)
+
+// Stats describes a database.
+type Stats struct {
+	// OpenDuration is how long Open took, all collections included.
+	OpenDuration time.Duration
+	Collections  []CollectionStats
+}
+
+// CollectionStats describes one collection.
+type CollectionStats struct {
+	Name   string
+	Config CollectionConfig
+	// Records is the number of stored records.
+	Records int
+	// IndexBytes estimates the index's memory; IndexTombstones counts
+	// deleted vectors not yet compacted away.
+	IndexBytes      int64
+	IndexTombstones int
+	// LogRecords is the number of log records after the last checkpoint.
+	LogRecords int
+	// LastCheckpointSeq and LastCheckpoint describe the newest checkpoint
+	// (zero if none).
+	LastCheckpointSeq uint64
+	LastCheckpoint    time.Time
+	// OpenedBy says how Open brought the index up: "empty",
+	// "checkpoint+replay" or "rebuild"; RebuildReason says why a rebuild
+	// was needed (a missing, stale or damaged checkpoint, a damaged log).
+	OpenedBy        string
+	RebuildReason   string
+	ReplayedRecords int
+	OpenDuration    time.Duration
+}
+
+// Stats returns the database's statistics. It counts the log of every
+// collection, O(log records).
+func (db *DB) Stats() (Stats, error) {
+	done, err := db.enter()
+	if err != nil {
+		return Stats{}, err
+	}
+	defer done()
+	s := Stats{OpenDuration: db.openTook}
+	for _, name := range db.Collections() {
+		c, err := db.Collection(name)
+		if err != nil {
+			continue // dropped meanwhile
+		}
+		cs, err := c.stats()
+		if err != nil {
+			return Stats{}, err
+		}
+		s.Collections = append(s.Collections, cs)
+	}
+	return s, nil
+}
+
+// Stats returns the collection's statistics.
+func (c *Collection) Stats() (CollectionStats, error) {
+	done, err := c.enter()
+	if err != nil {
+		return CollectionStats{}, err
+	}
+	defer done()
+	return c.stats()
+}
+
+func (c *Collection) stats() (CollectionStats, error) {
+	c.mu.RLock()
+	info := c.loadInfo
+	records := len(c.ids)
+	c.mu.RUnlock()
+	n, err := c.log.Count(info.lastCheckpoint.Seq + 1)
+	if err != nil {
+		return CollectionStats{}, err
+	}
+	cs := CollectionStats{
+		Name: c.name, Config: c.cfg, Records: records,
+		IndexBytes: c.idx.MemoryBytes(), LogRecords: n,
+		LastCheckpointSeq: info.lastCheckpoint.Seq, LastCheckpoint: info.lastCheckpoint.Time,
+		OpenedBy: info.how, RebuildReason: info.reason, ReplayedRecords: info.replayed, OpenDuration: info.took,
+	}
+	if h, ok := c.idx.(*index.HNSW); ok {
+		cs.IndexTombstones = h.Deleted()
+	}
+	return cs, nil
+}

@@ -1,0 +1,86 @@
+// Package index provides approximate and exact nearest-neighbour search over
+// float32 vectors under uint64 keys, behind one interface, [Index], with
+// three implementations:
+//
+//   - [HNSW], the native hierarchical navigable small world graph (Malkov &
+//     Yashunin, 2018) and the default: sub-millisecond queries at high
+//     recall, concurrent inserts, deletes and searches, snapshots that load
+//     without rebuilding;
+//   - [Flat], an exact scan: ground truth, small collections, and the plan
+//     of choice for a filter that admits few keys;
+//   - [Coder], a wrapper of github.com/coder/hnsw v0.6.1, kept so its
+//     results can be compared with ours (see its doc for why its recall is
+//     low).
+//
+// The package imports only the simd kernels. It knows nothing of disks,
+// strings or metadata: callers pass dense keys and vectors, and a filter
+// predicate on keys.
+//
+// # Metrics and distances
+//
+// [Cosine] normalises vectors once, on insert, and ranks by 1 - dot
+// (distances in [0, 2]); [Dot] ranks by -dot; [L2] by the squared Euclidean
+// distance. Smaller is nearer for all three. Add and Search validate their
+// input at this boundary (dimension, finite components, a non-zero vector
+// under Cosine) and return errors wrapping [ErrDimension], [ErrNonFinite]
+// and [ErrZeroVector]; nothing panics on user input.
+//
+// # The graph
+//
+// Each node gets a level with P(level >= l) = M^-l. Layer 0 holds every
+// node with up to 2M links; upper layers up to M. An insert descends
+// greedily to its level, then on each layer below runs a beam search of
+// width efConstruction, keeps M neighbours chosen by the paper's heuristic
+// (Algorithm 4) and offers each a link back, pruned by the same heuristic
+// when the neighbour's list is full. A search descends greedily and runs a
+// beam search of width max(ef, k) on layer 0, which stops when the nearest
+// unexpanded candidate is farther than the farthest of the ef best.
+//
+// Storage is chunked and flat: each chunk holds, for a run of nodes, one
+// []uint32 slab of records (flags, the layer-0 list, then the vector, so a
+// node's links and vector share cache lines), and the upper-layer lists of
+// the few nodes that have them. Keys map to dense uint32 ids. A search uses
+// a pooled scratch (an epoch-stamped visited array, two typed heaps) and
+// allocates nothing when the caller supplies the result slice. Lists are
+// read and written with atomic loads and stores, so searches never block;
+// writers to one node's list serialise on a striped lock.
+//
+// Every node stays reachable from the entry point on layer 0: see the
+// comment on anchors in link.go. Together with a search that also starts
+// at the entry point, this makes a search whose ef covers the index exact,
+// and a filtered search return min(k, admitted) results.
+//
+// # Filters
+//
+// [SearchOptions].Filter is evaluated during the walk: rejected nodes are
+// traversed but not returned, and the walk goes on until it holds ef
+// admitted results, so a selective filter widens the search rather than
+// returning fewer hits. When a filter admits few keys, passing them as
+// [SearchOptions].Keys runs an exact scan over just those, which is both
+// faster and exact; the engine chooses between the two plans.
+//
+// # Deletes
+//
+// Delete tombstones a node at once: it is never returned again, and it
+// keeps routing searches, so recall does not drop. [HNSW.Compact] then
+// repairs the graph (each node that linked to a tombstone is relinked from a
+// search run from itself and from its old neighbourhood, with links offered
+// back) and releases the slots for reuse by Add. Replacing a key's vector is
+// a delete and an insert.
+//
+// # Snapshots
+//
+// WriteTo writes a versioned, checksummed snapshot and [Read] restores any
+// of the three (the HNSW graph as it was, without rebuilding; format drawn
+// in snapshot.go and records.go). Readers treat every byte as hostile:
+// truncated, flipped or crafted input returns an error for which
+// [IsCorruption] is true, never a panic, and no allocation is sized by an
+// unchecked count.
+//
+// # Invariants
+//
+// [HNSW.Check] verifies the structure (links in range and to live or
+// tombstoned nodes of sufficient level, degrees within bounds, the entry
+// point on the top level, keys consistent, anchors linked, every live node
+// reachable on layer 0). The tests run it after every mutation.
+package index
