@@ -270,6 +270,7 @@ func (c *Collection) scanRecords() (map[uint64][]float32, error) {
 			return nil, fmt.Errorf("%w: record %q of collection %q: %v", ErrCorrupt, id, c.name, err)
 		}
 		c.ids[id], c.keys[sr.key], c.meta[sr.key] = sr.key, id, meta
+		c.cacheContent(sr.key, sr.content)
 		c.post.add(sr.key, meta)
 		c.nextKey = max(c.nextKey, sr.key+1)
 		vecs[sr.key] = sr.vector

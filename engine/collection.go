@@ -46,6 +46,7 @@ type Collection struct {
 	ids      map[string]uint64
 	keys     map[uint64]string
 	meta     map[uint64]map[string]any
+	content  map[uint64]string // contents of at most inlineContent bytes
 	post     *postings
 	nextKey  uint64
 	loadInfo loadInfo
@@ -190,7 +191,7 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 	}
 	for i, r := range records {
 		meta, _ := decodeMetadata(metas[i]) // our own encoding of checked metadata
-		c.apply(ids[i], keys[i], r.Vector, meta)
+		c.apply(ids[i], keys[i], r.Vector, r.Content, meta)
 	}
 	c.afterWrite()
 	return ids, nil
@@ -213,13 +214,14 @@ func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) e
 // apply makes the in-memory state reflect a stored record: the maps first,
 // then the index (outside the lock, so queries run during the insert), so
 // that every key a search returns is known to the maps.
-func (c *Collection) apply(id string, key uint64, vec []float32, meta map[string]any) {
+func (c *Collection) apply(id string, key uint64, vec []float32, content string, meta map[string]any) {
 	c.mu.Lock()
 	if old, ok := c.meta[key]; ok {
 		c.post.remove(key, old)
 	}
 	c.ids[id], c.keys[key] = key, id
 	c.meta[key] = meta
+	c.cacheContent(key, content)
 	c.post.add(key, meta)
 	c.mu.Unlock()
 	if err := c.idx.Add(key, vec); err != nil {
@@ -238,6 +240,22 @@ func (c *Collection) unapply(id string, key uint64) {
 	delete(c.ids, id)
 	delete(c.keys, key)
 	delete(c.meta, key)
+	delete(c.content, key)
+}
+
+// inlineContent is the largest content kept in memory: queries then answer
+// without reading the record from Pebble unless vectors are asked for.
+// Agent memories are short texts; documents larger than this stay on disk.
+const inlineContent = 1024
+
+// cacheContent keeps or drops the in-memory copy of a record's content. The
+// caller holds c.mu.
+func (c *Collection) cacheContent(key uint64, content string) {
+	if len(content) <= inlineContent {
+		c.content[key] = content
+	} else {
+		delete(c.content, key)
+	}
 }
 
 // afterWrite counts a logged write and asks for a checkpoint when due.
@@ -313,6 +331,13 @@ func (c *Collection) Get(id string) (Record, bool, error) {
 
 // read fetches and decodes a stored record.
 func (c *Collection) read(id string) (Record, bool, error) {
+	return c.readWith(id, nil, false)
+}
+
+// readWith fetches a stored record; when haveMeta is set, meta is used as
+// the record's metadata instead of decoding the stored JSON (queries pass a
+// copy of the in-memory metadata, which is the same data).
+func (c *Collection) readWith(id string, meta map[string]any, haveMeta bool) (Record, bool, error) {
 	v, closer, err := c.db.pdb.Get(recordKey(c.id, id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return Record{}, false, nil
@@ -325,9 +350,10 @@ func (c *Collection) read(id string) (Record, bool, error) {
 	if err != nil {
 		return Record{}, false, fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.name, err)
 	}
-	meta, err := decodeMetadata(sr.meta)
-	if err != nil {
-		return Record{}, false, fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
+	if !haveMeta {
+		if meta, err = decodeMetadata(sr.meta); err != nil {
+			return Record{}, false, fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
+		}
 	}
 	return Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta}, true, nil
 }

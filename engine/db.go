@@ -227,7 +227,7 @@ func (db *DB) newCollection(name string, id uint32, cfg CollectionConfig) (*Coll
 	return &Collection{
 		db: db, name: name, id: id, cfg: cfg.withDefaults(), log: l,
 		ids: make(map[string]uint64), keys: make(map[uint64]string),
-		meta: make(map[uint64]map[string]any), post: newPostings(),
+		meta: make(map[uint64]map[string]any), content: make(map[uint64]string), post: newPostings(),
 	}, nil
 }
 

@@ -315,7 +315,7 @@ func sameRecord(a, b Record) bool {
 // distance.
 func checkExactQuery(t *testing.T, c *Collection, m model, q []float32, k int, f *Filter) {
 	t.Helper()
-	hits, err := c.Query(ctx, Query{Vector: q, K: k, Filter: f, Exact: true})
+	hits, err := c.Query(ctx, Query{Vector: q, K: k, Filter: f, Exact: true, WithVectors: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -363,5 +363,34 @@ func TestNoGoroutineLeak(t *testing.T) {
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines after Close, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// TestQueryContentSources checks that hits carry content whether it is kept
+// in memory (short) or read from disk (long), and vectors only on request.
+func TestQueryContentSources(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2, Metric: L2})
+	long := strings.Repeat("long content ", 200)
+	c.Upsert(ctx, Record{ID: "short", Vector: vec(0, 0), Content: "short"},
+		Record{ID: "long", Vector: vec(1, 0), Content: long, Metadata: map[string]any{"k": "v"}})
+	for _, withVectors := range []bool{false, true} {
+		hits, err := c.Query(ctx, Query{Vector: vec(0, 0), K: 2, WithVectors: withVectors})
+		if err != nil || len(hits) != 2 {
+			t.Fatalf("%v, %v", hits, err)
+		}
+		if hits[0].Record.Content != "short" || hits[1].Record.Content != long || hits[1].Record.Metadata["k"] != "v" {
+			t.Fatalf("contents %q, %q...", hits[0].Record.Content, hits[1].Record.Content[:20])
+		}
+		if got := hits[1].Record.Vector != nil; got != withVectors {
+			t.Fatalf("WithVectors %v: vector %v", withVectors, hits[1].Record.Vector)
+		}
+	}
+	// Replacing long content with short moves it into memory and back.
+	c.Upsert(ctx, Record{ID: "long", Vector: vec(1, 0), Content: "now short"})
+	hits, _ := c.Query(ctx, Query{Vector: vec(1, 0), K: 1})
+	if hits[0].Record.Content != "now short" || hits[0].Record.Metadata != nil {
+		t.Fatalf("after replace: %+v", hits[0].Record)
 	}
 }

@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/mnemodb/mnemo/index"
 )
 
@@ -25,6 +29,10 @@ type Query struct {
 	MinSimilarity *float32
 	// Exact forces an exact scan instead of the graph search.
 	Exact bool
+	// WithVectors fills Hit.Record.Vector. Without it a query answers from
+	// memory (metadata, and contents up to 1 KiB, are kept there) and reads
+	// the disk only for larger contents.
+	WithVectors bool
 }
 
 // Hit is one query result.
@@ -86,8 +94,11 @@ func (c *Collection) QueryPlan(ctx context.Context, q Query) ([]Hit, Plan, error
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}
-	results, ids, plan, err := c.search(q)
+	results, recs, onDisk, plan, err := c.search(q)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := c.readMany(recs, onDisk, q.WithVectors); err != nil {
 		return nil, "", err
 	}
 	hits := make([]Hit, 0, len(results))
@@ -96,28 +107,78 @@ func (c *Collection) QueryPlan(ctx context.Context, q Query) ([]Hit, Plan, error
 		if q.MinSimilarity != nil && sim < *q.MinSimilarity {
 			continue
 		}
-		rec, ok, err := c.read(ids[i])
-		if err != nil {
-			return nil, "", err
-		}
-		if !ok {
+		if recs[i].ID == "" {
 			continue // deleted since the search
 		}
-		hits = append(hits, Hit{Record: rec, Distance: r.Distance, Similarity: sim})
+		hits = append(hits, Hit{Record: recs[i], Distance: r.Distance, Similarity: sim})
 	}
 	return hits, plan, nil
 }
 
-// exactShare is the largest fraction of a collection a filter may admit for
-// the exact plan to be chosen: scoring n/32 records costs about what a
-// filtered walk costs once it must pass over 31 rejected nodes for every
-// admitted one (measured on 100k x 128: at 1% admitted the exact plan is 60x
-// faster, at 10% the walk is 6x faster).
-const exactShare = 32
+// readMany completes hits from Pebble through one iterator, seeking in ID
+// order: the vectors when withVectors is set, and the contents not kept in
+// memory (onDisk). A record deleted since the search comes back with an
+// empty ID.
+func (c *Collection) readMany(recs []Record, onDisk []bool, withVectors bool) error {
+	var order []int
+	for i := range recs {
+		if withVectors || onDisk[i] {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(recs[a].ID, recs[b].ID) })
+	prefix := cidPrefix(tagRecord, c.id)
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return fmt.Errorf("engine: read hits: %w", err)
+	}
+	defer it.Close()
+	for _, i := range order {
+		key := recordKey(c.id, recs[i].ID)
+		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			if err := it.Error(); err != nil {
+				return fmt.Errorf("engine: read hits: %w", err)
+			}
+			recs[i].ID = ""
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("engine: read hits: %w", err)
+		}
+		sr, err := decodeRecord(v)
+		if err != nil {
+			return fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, recs[i].ID, c.name, err)
+		}
+		recs[i].Content = sr.content
+		if withVectors {
+			recs[i].Vector = sr.vector
+		}
+	}
+	return nil
+}
+
+func inMemory(m map[uint64]string, key uint64) bool {
+	_, ok := m[key]
+	return ok
+}
+
+// exactLimit is the largest number of admitted records for which the exact
+// plan is chosen in a collection of n. Scoring a records exactly costs about
+// a*e; a filtered walk must pass over n/a nodes per admitted one, so it
+// costs about w*n/a; they break even near sqrt(n*w/e). Measured on 100k x
+// 128 at ef 64 (e = 0.6 us, w = 0.1 ms) that is about sqrt(166 n): exact
+// was 65x faster at 922 admitted, the walk 6x faster at 10,000.
+func exactLimit(n int) int { return max(256, int(math.Sqrt(200*float64(n)))) }
 
 // search runs the index search under the collection lock and returns the
-// results with their record IDs.
-func (c *Collection) search(q Query) ([]index.Result, []string, Plan, error) {
+// results with their records as far as memory holds them (ID, a copy of the
+// metadata, the content when it is kept in memory) and which contents are
+// on disk.
+func (c *Collection) search(q Query) ([]index.Result, []Record, []bool, Plan, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := len(c.ids)
@@ -127,7 +188,7 @@ func (c *Collection) search(q Query) ([]index.Result, []string, Plan, error) {
 		match := func(key uint64) bool { return q.Filter.Match(c.meta[key]) }
 		opts.Filter = match
 		plan = PlanFilteredGraph
-		if keys, ok := c.admitted(q.Filter, max(n/exactShare, 256)); ok {
+		if keys, ok := c.admitted(q.Filter, exactLimit(n)); ok {
 			opts.Keys, plan = keys, PlanExact
 		}
 	}
@@ -140,13 +201,15 @@ func (c *Collection) search(q Query) ([]index.Result, []string, Plan, error) {
 	}
 	res, err := c.idx.Search(nil, q.Vector, q.K, opts)
 	if err != nil {
-		return nil, nil, "", fmt.Errorf("engine: search: %w", err)
+		return nil, nil, nil, "", fmt.Errorf("engine: search: %w", err)
 	}
-	ids := make([]string, len(res))
+	recs := make([]Record, len(res))
+	onDisk := make([]bool, len(res))
 	for i, r := range res {
-		ids[i] = c.keys[r.Key]
+		recs[i] = Record{ID: c.keys[r.Key], Metadata: cloneMeta(c.meta[r.Key])}
+		recs[i].Content, onDisk[i] = c.content[r.Key], !inMemory(c.content, r.Key)
 	}
-	return res, ids, plan, nil
+	return res, recs, onDisk, plan, nil
 }
 
 // admitted returns the keys f admits when there are at most limit of them

@@ -214,3 +214,30 @@ func lengthPrefixed(b []byte, what string) (field, rest []byte, err error) {
 	}
 	return b[4 : 4+n], b[4+n:], nil
 }
+
+// cloneMeta deep-copies metadata as decodeMetadata produces it (maps, lists
+// and scalars), so a caller can never reach the collection's in-memory copy.
+func cloneMeta(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = cloneValue(v)
+	}
+	return out
+}
+
+func cloneValue(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		return cloneMeta(x)
+	case []any:
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = cloneValue(e)
+		}
+		return c
+	}
+	return v
+}
