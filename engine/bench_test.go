@@ -11,11 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemodb/mnemo/bench"
 	"github.com/mnemodb/mnemo/index"
 )
 
-// Engine benchmarks on a clustered synthetic set (benchN vectors of
-// dimension 128, cosine; MNEMO_ENGINE_N overrides the default 20,000). The comparisons with
+// Engine benchmarks on the clustered synthetic set of package bench
+// (benchN x 128, cosine, 100 clusters, seed 1; MNEMO_ENGINE_N overrides the
+// default 20,000), or on the annset files in MNEMO_ANN_DIR when it is set. The comparisons with
 // the raw index are made in the same run. Larger runs are made by hand:
 //
 //	go test -run '^$' -bench . -benchtime 1x ./engine/
@@ -48,10 +50,22 @@ func benchVectors(n, dim int, seed uint64) [][]float32 {
 	return out
 }
 
+var benchData = sync.OnceValues(func() (base, queries [][]float32) {
+	if dir := os.Getenv("MNEMO_ANN_DIR"); dir != "" {
+		ds, err := bench.LoadDir(dir, index.Cosine)
+		if err != nil {
+			panic(err)
+		}
+		return ds.Base, ds.Queries
+	}
+	ds := bench.Synthetic(bench.SyntheticParams{N: benchN, Queries: 500, Dim: 128, Clusters: 100, Seed: 1, Metric: index.Cosine})
+	return ds.Base, ds.Queries
+})
+
 // BenchmarkBulkLoad loads the set through the engine in batches of 1,000
 // with Sync, and through the raw index, and reports both rates.
 func BenchmarkBulkLoad(b *testing.B) {
-	vecs := benchVectors(benchN, 128, 1)
+	vecs, _ := benchData()
 	b.Run("index", func(b *testing.B) {
 		for b.Loop() {
 			h, _ := index.NewHNSW(128, index.Cosine, nil)
@@ -119,7 +133,7 @@ func BenchmarkSyncUpsert(b *testing.B) {
 // benchEngine is a loaded engine collection and the raw index over the same
 // vectors, built once per process.
 var benchEngine = sync.OnceValues(func() (*Collection, *index.HNSW) {
-	vecs := benchVectors(benchN, 128, 1)
+	vecs, _ := benchData()
 	db, _ := Open("", &Options{InMemory: true, CheckpointEvery: -1, NoSync: true})
 	c, _ := db.CreateCollection("c", CollectionConfig{Dimension: 128})
 	h, _ := index.NewHNSW(128, index.Cosine, nil)
@@ -140,7 +154,7 @@ var benchEngine = sync.OnceValues(func() (*Collection, *index.HNSW) {
 // read back included) with the raw index search at the same ef.
 func BenchmarkQueryLatency(b *testing.B) {
 	c, h := benchEngine()
-	queries := benchVectors(500, 128, 3)
+	_, queries := benchData()
 	b.Run("index", func(b *testing.B) {
 		dst := make([]index.Result, 0, 10)
 		i := 0
@@ -164,7 +178,8 @@ func BenchmarkQueryLatency(b *testing.B) {
 // answer, and the plan chosen, at 10%, 1% and 0.1% selectivity.
 func BenchmarkFilteredQuery(b *testing.B) {
 	c, _ := benchEngine()
-	queries := benchVectors(200, 128, 4)
+	_, queries := benchData()
+	queries = queries[:min(200, len(queries))]
 	for _, field := range []string{"p10", "p100", "p1000"} {
 		b.Run(field, func(b *testing.B) {
 			f, _ := ParseFilter(fmt.Sprintf(`{%q: true}`, field))
@@ -206,7 +221,7 @@ func BenchmarkFilteredQuery(b *testing.B) {
 // checkpoint and the time to rebuild the index from the records (the
 // checkpoint removed), and their ratio.
 func BenchmarkReopen(b *testing.B) {
-	vecs := benchVectors(benchN, 128, 1)
+	vecs, _ := benchData()
 	dir := b.TempDir()
 	db, _ := Open(dir, &Options{CheckpointEvery: -1, NoSync: true})
 	c, _ := db.CreateCollection("c", CollectionConfig{Dimension: 128})

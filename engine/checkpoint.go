@@ -192,8 +192,7 @@ type loadInfo struct {
 // records.
 func (c *Collection) load() error {
 	start := time.Now()
-	vecs, err := c.scanRecords()
-	if err != nil {
+	if err := c.scanRecords(); err != nil {
 		return err
 	}
 	info := loadInfo{how: "checkpoint+replay"}
@@ -214,13 +213,13 @@ func (c *Collection) load() error {
 		info.how, info.reason = "rebuild", "checkpoint descriptor is damaged"
 	default:
 		info.lastCheckpoint = *desc
-		if err := c.loadCheckpoint(desc, vecs, &info); err != nil {
+		if err := c.loadCheckpoint(desc, &info); err != nil {
 			info.how, info.reason = "rebuild", err.Error()
 		}
 	}
 	if info.how == "rebuild" {
-		c.db.logf("collection %q: rebuilding index from %d records: %s", c.name, len(vecs), info.reason)
-		if c.idx, err = c.rebuild(vecs); err != nil {
+		c.db.logf("collection %q: rebuilding index from %d records: %s", c.name, len(c.ids), info.reason)
+		if c.idx, err = c.rebuild(); err != nil {
 			return err
 		}
 	}
@@ -237,25 +236,24 @@ func (c *Collection) load() error {
 	return nil
 }
 
-// scanRecords reads every record of the collection into the maps and
-// returns the vectors by key (for a rebuild).
-func (c *Collection) scanRecords() (map[uint64][]float32, error) {
+// scanRecords reads every record of the collection into the maps (not the
+// vectors: replay reads the few it needs, a rebuild scans again).
+func (c *Collection) scanRecords() error {
 	prefix := cidPrefix(tagRecord, c.id)
 	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer it.Close()
-	vecs := make(map[uint64][]float32)
 	for ok := it.First(); ok; ok = it.Next() {
 		id := string(it.Key()[len(prefix):])
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return nil, fmt.Errorf("engine: read record %q of %q: %w", id, c.name, err)
+			return fmt.Errorf("engine: read record %q of %q: %w", id, c.name, err)
 		}
-		sr, err := decodeRecord(v)
-		if err == nil && len(sr.vector) != c.cfg.Dimension {
-			err = fmt.Errorf("vector has %d dimensions, collection %d", len(sr.vector), c.cfg.Dimension)
+		sr, err := decodeRecordOpt(v, false)
+		if err == nil && sr.dim != c.cfg.Dimension {
+			err = fmt.Errorf("vector has %d dimensions, collection %d", sr.dim, c.cfg.Dimension)
 		}
 		if err == nil {
 			if _, dup := c.keys[sr.key]; dup {
@@ -267,23 +265,22 @@ func (c *Collection) scanRecords() (map[uint64][]float32, error) {
 			err = fmt.Errorf("metadata: %v", merr)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: record %q of collection %q: %v", ErrCorrupt, id, c.name, err)
+			return fmt.Errorf("%w: record %q of collection %q: %v", ErrCorrupt, id, c.name, err)
 		}
 		c.ids[id], c.keys[sr.key], c.meta[sr.key] = sr.key, id, meta
 		c.cacheContent(sr.key, sr.content)
 		c.post.add(sr.key, meta)
 		c.nextKey = max(c.nextKey, sr.key+1)
-		vecs[sr.key] = sr.vector
 	}
 	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("engine: scan %q: %w", c.name, err)
+		return fmt.Errorf("engine: scan %q: %w", c.name, err)
 	}
-	return vecs, nil
+	return nil
 }
 
 // loadCheckpoint reads the checkpoint file, replays the log after it and
 // checks that the index holds exactly the stored records.
-func (c *Collection) loadCheckpoint(desc *checkpointDesc, vecs map[uint64][]float32, info *loadInfo) error {
+func (c *Collection) loadCheckpoint(desc *checkpointDesc, info *loadInfo) error {
 	f, err := c.db.fs.Open(c.db.fs.PathJoin(c.db.cpPath, desc.File))
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %v", desc.File, err)
@@ -299,7 +296,7 @@ func (c *Collection) loadCheckpoint(desc *checkpointDesc, vecs map[uint64][]floa
 	c.idx = idx
 	err = c.log.Replay(desc.Seq+1, func(r wal.Record) error {
 		info.replayed++
-		return c.replay(r, vecs)
+		return c.replay(r)
 	})
 	if err != nil {
 		return fmt.Errorf("log replay: %v", err)
@@ -320,9 +317,9 @@ type readerAt struct{ f vfs.File }
 
 func (r readerAt) ReadAt(p []byte, off int64) (int, error) { return r.f.ReadAt(p, off) }
 
-// replay makes the index agree with the stored records (whose vectors by
-// key are vecs) for every ID a log record touched (see logops.go).
-func (c *Collection) replay(r wal.Record, vecs map[uint64][]float32) error {
+// replay makes the index agree with the stored records for every ID a log
+// record touched (see logops.go).
+func (c *Collection) replay(r wal.Record) error {
 	if r.Type != logBatch {
 		return fmt.Errorf("%w: log record %d has unknown type %d", ErrCorrupt, r.Seq, r.Type)
 	}
@@ -333,7 +330,11 @@ func (c *Collection) replay(r wal.Record, vecs map[uint64][]float32) error {
 	for _, o := range ops {
 		key, ok := c.ids[o.id]
 		if ok {
-			if err := c.idx.Add(key, vecs[key]); err != nil {
+			rec, _, err := c.read(o.id)
+			if err != nil {
+				return err
+			}
+			if err := c.idx.Add(key, rec.Vector); err != nil {
 				return fmt.Errorf("%w: record %q: %v", ErrCorrupt, o.id, err)
 			}
 		}
@@ -344,39 +345,53 @@ func (c *Collection) replay(r wal.Record, vecs map[uint64][]float32) error {
 	return nil
 }
 
-// rebuild builds a fresh index from the records' vectors on every CPU.
-func (c *Collection) rebuild(vecs map[uint64][]float32) (index.Index, error) {
+// rebuild builds a fresh index from the stored records' vectors, reading
+// them in one pass and inserting on every CPU.
+func (c *Collection) rebuild() (index.Index, error) {
 	idx, err := c.cfg.newIndex()
 	if err != nil {
 		return nil, err
 	}
-	keys := make([]uint64, 0, len(vecs))
-	for k := range vecs {
-		keys = append(keys, k)
+	type item struct {
+		key uint64
+		vec []float32
 	}
-	var next atomic.Int64
+	work := make(chan item, 256)
 	var wg sync.WaitGroup
-	errs := make(chan error, runtime.GOMAXPROCS(0))
+	var failed atomic.Pointer[error]
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(keys) {
-					return
-				}
-				if err := idx.Add(keys[i], vecs[keys[i]]); err != nil {
-					errs <- fmt.Errorf("%w: record key %d: %v", ErrCorrupt, keys[i], err)
-					return
+			for it := range work {
+				if err := idx.Add(it.key, it.vec); err != nil {
+					err = fmt.Errorf("%w: record key %d: %v", ErrCorrupt, it.key, err)
+					failed.CompareAndSwap(nil, &err)
 				}
 			}
 		}()
 	}
+	prefix := cidPrefix(tagRecord, c.id)
+	iter, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err == nil {
+		for ok := iter.First(); ok && failed.Load() == nil; ok = iter.Next() {
+			sr, derr := decodeRecord(iter.Value())
+			if derr != nil {
+				derr = fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, iter.Key()[len(prefix):], c.name, derr)
+				failed.CompareAndSwap(nil, &derr)
+				break
+			}
+			work <- item{sr.key, sr.vector}
+		}
+		err = iter.Close()
+	}
+	close(work)
 	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
+	if p := failed.Load(); p != nil {
+		return nil, *p
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: rebuild %q: %w", c.name, err)
 	}
 	return idx, nil
 }

@@ -157,14 +157,19 @@ func encodeRecord(key uint64, vec []float32, content string, meta []byte) []byte
 // storedRecord is a decoded document value.
 type storedRecord struct {
 	key     uint64
-	vector  []float32
+	dim     int
+	vector  []float32 // nil unless decoded with the vector
 	content string
 	meta    []byte // JSON
 }
 
 // decodeRecord validates and decodes a stored value; every length is
 // checked against the bytes present before anything is allocated.
-func decodeRecord(b []byte) (storedRecord, error) {
+func decodeRecord(b []byte) (storedRecord, error) { return decodeRecordOpt(b, true) }
+
+// decodeRecordOpt is decodeRecord that skips materialising the vector
+// (still checksummed and bounds-checked) when withVector is false.
+func decodeRecordOpt(b []byte, withVector bool) (storedRecord, error) {
 	var r storedRecord
 	if len(b) < 1+8+4+4+4+4 {
 		return r, fmt.Errorf("record of %d bytes is too short", len(b))
@@ -183,10 +188,13 @@ func decodeRecord(b []byte) (storedRecord, error) {
 	if uint64(dim)*4 > uint64(len(rest)) {
 		return r, fmt.Errorf("record claims dimension %d in %d bytes", dim, len(rest))
 	}
-	r.vector = make([]float32, dim)
-	for i := range r.vector {
-		r.vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
+	if withVector {
+		r.vector = make([]float32, dim)
+		for i := range r.vector {
+			r.vector[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
+		}
 	}
+	r.dim = int(dim)
 	rest = rest[4*dim:]
 	content, rest, err := lengthPrefixed(rest, "content")
 	if err != nil {
