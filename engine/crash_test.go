@@ -33,6 +33,15 @@ func TestMain(m *testing.M) {
 		crashChild(dir)
 		return
 	}
+	if dir := os.Getenv("MNEMO_LOCK_CHILD"); dir != "" {
+		// Report what a second process gets when it opens dir.
+		db, err := Open(dir, nil)
+		if err == nil {
+			db.Close()
+		}
+		fmt.Println(errors.Is(err, ErrLocked), err)
+		return
+	}
 	os.Exit(m.Run())
 }
 
@@ -285,5 +294,26 @@ func TestCrashDuringCheckpoint(t *testing.T) {
 			}
 			db.Close()
 		})
+	}
+}
+
+// TestSecondProcessOpenFails opens a database and has another process try
+// to open it too: the second must fail with ErrLocked.
+func TestSecondProcessOpenFails(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
+	defer db.Close()
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "MNEMO_LOCK_CHILD="+dir)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(out), "true ") {
+		t.Fatalf("second process: %s", out)
 	}
 }

@@ -394,3 +394,56 @@ func TestQueryContentSources(t *testing.T) {
 		t.Fatalf("after replace: %+v", hits[0].Record)
 	}
 }
+
+func TestMinSimilarity(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	c.Upsert(ctx, Record{ID: "same", Vector: vec(1, 0)}, Record{ID: "right", Vector: vec(0, 1)},
+		Record{ID: "opposite", Vector: vec(-1, 0)})
+	for _, tt := range []struct {
+		min  float32
+		want []string
+	}{
+		{1, []string{"same"}},  // a hit exactly at the threshold is kept
+		{0, []string{"same", "right"}},
+		{-1, []string{"same", "right", "opposite"}},
+	} {
+		m := tt.min
+		hits, err := c.Query(ctx, Query{Vector: vec(1, 0), K: 3, MinSimilarity: &m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range hits {
+			got = append(got, h.Record.ID)
+		}
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("min %v: %v, want %v", tt.min, got, tt.want)
+		}
+	}
+}
+
+// TestStaleCheckpoint removes log records the checkpoint does not cover, so
+// the index it yields misses records: Open must notice and rebuild.
+func TestStaleCheckpoint(t *testing.T) {
+	fs := vfs.NewMem()
+	db := mustOpen(t, "db", &Options{FS: fs, CheckpointEvery: -1})
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c.Upsert(ctx, crashBatchRecords(0)...)
+	c.Checkpoint()
+	c.Upsert(ctx, crashBatchRecords(1)...)
+	if err := c.log.Truncate(c.log.LastSeq(), nil); err != nil { // lose the replay
+		t.Fatal(err)
+	}
+	c.sinceCheckpoint.Store(0)
+	db.Close()
+	db = mustOpen(t, "db", &Options{FS: fs})
+	defer db.Close()
+	c, _ = db.Collection("c")
+	st, _ := c.Stats()
+	if st.OpenedBy != "rebuild" || !strings.Contains(st.RebuildReason, "after replay") {
+		t.Fatalf("opened by %q (%q)", st.OpenedBy, st.RebuildReason)
+	}
+	verifyBatches(t, c, 1)
+}
