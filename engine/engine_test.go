@@ -405,7 +405,7 @@ func TestMinSimilarity(t *testing.T) {
 		min  float32
 		want []string
 	}{
-		{1, []string{"same"}},  // a hit exactly at the threshold is kept
+		{1, []string{"same"}}, // a hit exactly at the threshold is kept
 		{0, []string{"same", "right"}},
 		{-1, []string{"same", "right", "opposite"}},
 	} {
