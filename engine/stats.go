@@ -48,8 +48,11 @@ func (db *DB) Stats() (Stats, error) {
 	defer done()
 	s := Stats{OpenDuration: db.openTook}
 	for _, name := range db.Collections() {
-		c, err := db.Collection(name)
-		if err != nil {
+		// Not db.Collection: a nested enter could deadlock against Close.
+		db.mu.Lock()
+		c, ok := db.collections[name]
+		db.mu.Unlock()
+		if !ok {
 			continue // dropped meanwhile
 		}
 		cs, err := c.stats()
