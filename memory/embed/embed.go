@@ -1,0 +1,56 @@
+// Package embed turns text into vectors for mnemo's memory adapters.
+//
+// An Embedder embeds a batch of texts, reports its dimension, and names
+// itself with a stable identity (name, model and dimension) that the
+// adapters store with their collections, so that reopening a memory with a
+// different embedder is a clear error instead of silently comparing
+// vectors from two different spaces.
+//
+// Three implementations:
+//
+//   - [Hashing], the offline default: deterministic, dependency-free
+//     feature hashing of words, word pairs and character n-grams, good
+//     enough for lexical recall ("work" matches "works at Google") and fast
+//     (tens of thousands of short sentences per second on one core);
+//   - [OpenAI], any OpenAI-compatible POST {base}/embeddings endpoint;
+//   - [Ollama], a local Ollama server's POST /api/embed.
+//
+// The HTTP embedders batch their input, take their deadline from the
+// context, retry 429 and 5xx answers with exponential backoff (honouring
+// Retry-After), report a 4xx with the server's own message, and check that
+// the server returned one vector per text, each of the expected dimension.
+package embed
+
+import (
+	"context"
+	"errors"
+)
+
+// Embedder turns texts into vectors. Implementations are safe for
+// concurrent use by multiple goroutines.
+type Embedder interface {
+	// Embed returns one vector per text, in order, each of length
+	// Dimension. The caller owns the returned slices.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Dimension is the length of every vector.
+	Dimension() int
+	// Identity names the embedder, model and dimension, e.g.
+	// "hashing/v1/384" or "openai/text-embedding-3-small/1536". Vectors of
+	// two embedders are comparable only when their identities are equal.
+	Identity() string
+}
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrConfig reports unusable options (no model, no API key, ...).
+	ErrConfig = errors.New("embed: invalid configuration")
+	// ErrResponse reports a server answer that does not fit: wrong count,
+	// wrong dimension, malformed JSON.
+	ErrResponse = errors.New("embed: bad response")
+	// ErrRequest reports a request the server refused (a 4xx other than
+	// 429); the error text carries the server's message.
+	ErrRequest = errors.New("embed: request refused")
+	// ErrUnavailable reports a server that kept failing (429 or 5xx)
+	// until the retries ran out.
+	ErrUnavailable = errors.New("embed: server unavailable")
+)

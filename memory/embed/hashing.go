@@ -1,0 +1,222 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Hashing is the offline default embedder. For each text it:
+//
+//  1. splits it into words (runs of letters and digits, any script), lower
+//     cased;
+//  2. stems English words lightly ("working", "works", "worked" -> "work");
+//  3. weighs each feature by 1 + ln(count), damped to 0.25 for stop words
+//     ("the", "is", "at", ...);
+//  4. hashes word unigrams, adjacent word pairs (half weight) and the
+//     character 3-grams of each word with boundary marks (a third of the
+//     weight, shared out across the word's n-grams) into Dimension signed
+//     buckets (FNV-1a; one hash bit picks the sign, so collisions cancel
+//     rather than pile up);
+//  5. normalises the vector to unit length.
+//
+// A text with no letters or digits embeds to the zero vector; the memory
+// adapters reject empty text before embedding. Hashing is deterministic
+// across runs and platforms, needs no model file, and is safe for
+// concurrent use.
+type Hashing struct {
+	dim int
+}
+
+// DefaultDimension is the dimension of NewHashing(0).
+const DefaultDimension = 384
+
+// NewHashing returns the offline embedder with dim buckets (0 means
+// DefaultDimension). A few hundred buckets suit memories of short texts.
+func NewHashing(dim int) (*Hashing, error) {
+	if dim == 0 {
+		dim = DefaultDimension
+	}
+	if dim < 16 || dim > 1<<16 {
+		return nil, fmt.Errorf("%w: hashing dimension %d, want 16..65536", ErrConfig, dim)
+	}
+	return &Hashing{dim: dim}, nil
+}
+
+// Dimension returns the number of buckets.
+func (h *Hashing) Dimension() int { return h.dim }
+
+// Identity returns "hashing/v1/<dim>". The version changes whenever the
+// features change, so stored memories are never compared across versions.
+func (h *Hashing) Identity() string { return fmt.Sprintf("hashing/v1/%d", h.dim) }
+
+// Embed embeds each text; it never fails except on a cancelled context.
+func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		out[i] = h.Vector(t)
+	}
+	return out, nil
+}
+
+// Vector embeds one text.
+func (h *Hashing) Vector(text string) []float32 {
+	v := make([]float32, h.dim)
+	words := tokenize(text)
+	counts := make(map[string]int, len(words))
+	for _, w := range words {
+		counts[w]++
+	}
+	for w, n := range counts {
+		wt := 1 + float32(math.Log(float64(n)))
+		if stopWords[w] {
+			wt *= 0.25
+		}
+		h.add(v, "w\x00"+w, wt)
+		grams := ngrams(w)
+		for _, g := range grams {
+			h.add(v, "g\x00"+g, wt/3/float32(len(grams)))
+		}
+	}
+	for i := 1; i < len(words); i++ {
+		wt := float32(0.5)
+		if stopWords[words[i-1]] || stopWords[words[i]] {
+			wt *= 0.25
+		}
+		h.add(v, "b\x00"+words[i-1]+"\x00"+words[i], wt)
+	}
+	var norm float64
+	for _, x := range v {
+		norm += float64(x) * float64(x)
+	}
+	if norm > 0 {
+		inv := float32(1 / math.Sqrt(norm))
+		for i := range v {
+			v[i] *= inv
+		}
+	}
+	return v
+}
+
+// add hashes feature f into v with weight w and a hash-chosen sign.
+func (h *Hashing) add(v []float32, f string, w float32) {
+	const offset, prime = 14695981039346656037, 1099511628211
+	x := uint64(offset)
+	for i := 0; i < len(f); i++ {
+		x ^= uint64(f[i])
+		x *= prime
+	}
+	if x>>63 == 1 {
+		w = -w
+	}
+	v[(x>>1)%uint64(len(v))] += w
+}
+
+// tokenize returns the lower-cased, stemmed words of text.
+func tokenize(text string) []string {
+	var words []string
+	start := -1
+	for i, r := range text {
+		inWord := unicode.IsLetter(r) || unicode.IsDigit(r)
+		switch {
+		case inWord && start < 0:
+			start = i
+		case !inWord && start >= 0:
+			words = append(words, stem(strings.ToLower(text[start:i])))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		words = append(words, stem(strings.ToLower(text[start:])))
+	}
+	return words
+}
+
+// stem strips common English inflections from lower-case ASCII words
+// ("works", "working", "worked" -> "work"; "stories" -> "story"; "boxes" ->
+// "box"); other words, and short ones, are left alone.
+func stem(w string) string {
+	if len(w) < 4 || !isASCIILetters(w) {
+		return w
+	}
+	n := len(w)
+	switch {
+	case strings.HasSuffix(w, "ies") && n > 4:
+		return w[:n-3] + "y"
+	case strings.HasSuffix(w, "sses"):
+		return w[:n-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		return w
+	case strings.HasSuffix(w, "ing") && n >= 6:
+		return undouble(w[:n-3])
+	case strings.HasSuffix(w, "ed") && n >= 5:
+		return undouble(w[:n-2])
+	case strings.HasSuffix(w, "ly") && n >= 5:
+		return w[:n-2]
+	case strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "xes"):
+		return w[:n-2]
+	case strings.HasSuffix(w, "s"):
+		return w[:n-1]
+	}
+	return w
+}
+
+// undouble drops a doubled final consonant left by a stripped suffix
+// ("runn" -> "run"), keeping ll, ss and zz ("fall", "pass").
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouylsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+func isASCIILetters(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < 'a' || w[i] > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// ngrams returns the character 3-grams of "<w>" (whole runes).
+func ngrams(w string) []string {
+	marked := "<" + w + ">"
+	if utf8.RuneCountInString(marked) <= 3 {
+		return []string{marked}
+	}
+	var idx []int
+	for i := range marked {
+		idx = append(idx, i)
+	}
+	idx = append(idx, len(marked))
+	grams := make([]string, 0, len(idx)-3)
+	for i := 0; i+3 < len(idx); i++ {
+		grams = append(grams, marked[idx[i]:idx[i+3]])
+	}
+	return grams
+}
+
+// stopWords are damped, not dropped: "to be or not to be" still embeds.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
+		before being below between both but by can could did do does doing down during each few for from further
+		had has have having he her here hers herself him himself his how i if in into is it its itself just me
+		more most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+		should so some such than that the their theirs them themselves then there these they this those through to
+		too under until up very was we were what when where which while who whom why will with would you your
+		yours yourself yourselves`) {
+		m[w] = true
+	}
+	return m
+}()
