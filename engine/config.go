@@ -43,6 +43,12 @@ type CollectionConfig struct {
 	M              int `json:"m,omitempty"`
 	EfConstruction int `json:"ef_construction,omitempty"`
 	EfSearch       int `json:"ef_search,omitempty"`
+	// Embedder optionally names what made the vectors (an embedder's
+	// identity, such as "hashing/v1/384"). It is persisted and compared
+	// like the rest of the config, so reopening a collection with another
+	// embedder fails with ErrCollectionExists instead of mixing vector
+	// spaces.
+	Embedder string `json:"embedder,omitempty"`
 }
 
 func (c CollectionConfig) withDefaults() CollectionConfig {

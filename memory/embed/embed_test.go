@@ -312,3 +312,18 @@ func FuzzHashing(f *testing.F) {
 		}
 	})
 }
+
+func TestTokenize(t *testing.T) {
+	for in, want := range map[string]string{
+		"What's Paul’s car?":   "[what paul car]",
+		"don't-stop  ME now":   "[don stop me now]",
+		"naïve café, 42 items": "[naïve café 42 item]",
+		"日本語 text":             "[日本語 text]",
+		"":                     "[]",
+		"...":                  "[]",
+	} {
+		if got := fmt.Sprint(tokenize(in)); got != want {
+			t.Errorf("tokenize(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -16,7 +16,7 @@ import (
 //  2. stems English words lightly ("working", "works", "worked" -> "work");
 //  3. weighs each feature by 1 + ln(count), damped to 0.25 for stop words
 //     ("the", "is", "at", ...);
-//  4. hashes word unigrams, adjacent word pairs (half weight) and the
+//  4. hashes word unigrams, adjacent word pairs (0.35 weight) and the
 //     character 3-grams of each word with boundary marks (a third of the
 //     weight, shared out across the word's n-grams) into Dimension signed
 //     buckets (FNV-1a; one hash bit picks the sign, so collisions cancel
@@ -87,7 +87,7 @@ func (h *Hashing) Vector(text string) []float32 {
 		}
 	}
 	for i := 1; i < len(words); i++ {
-		wt := float32(0.5)
+		wt := float32(pairWeight)
 		if stopWords[words[i-1]] || stopWords[words[i]] {
 			wt *= 0.25
 		}
@@ -120,23 +120,32 @@ func (h *Hashing) add(v []float32, f string, w float32) {
 	v[(x>>1)%uint64(len(v))] += w
 }
 
-// tokenize returns the lower-cased, stemmed words of text.
+// tokenize returns the lower-cased, stemmed words of text. An apostrophe
+// inside a word ends it and drops the rest ("what's" -> "what", "Paul's"
+// -> "paul"), so contractions and possessives match their plain forms.
 func tokenize(text string) []string {
 	var words []string
-	start := -1
+	start, skip := -1, false
+	flush := func(end int) {
+		if start >= 0 {
+			words = append(words, stem(strings.ToLower(text[start:end])))
+		}
+		start = -1
+	}
 	for i, r := range text {
 		inWord := unicode.IsLetter(r) || unicode.IsDigit(r)
 		switch {
-		case inWord && start < 0:
+		case (r == '\'' || r == '’') && start >= 0:
+			flush(i)
+			skip = true
+		case inWord && start < 0 && !skip:
 			start = i
-		case !inWord && start >= 0:
-			words = append(words, stem(strings.ToLower(text[start:i])))
-			start = -1
+		case !inWord:
+			flush(i)
+			skip = false
 		}
 	}
-	if start >= 0 {
-		words = append(words, stem(strings.ToLower(text[start:])))
-	}
+	flush(len(text))
 	return words
 }
 
@@ -205,6 +214,10 @@ func ngrams(w string) []string {
 	}
 	return grams
 }
+
+// pairWeight is the weight of a word pair relative to a word: pairs reward
+// shared phrasing, but paraphrases reorder words, so they count for less.
+const pairWeight = 0.35
 
 // stopWords are damped, not dropped: "to be or not to be" still embeds.
 var stopWords = func() map[string]bool {

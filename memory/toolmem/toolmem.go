@@ -1,0 +1,343 @@
+// Package toolmem is a tool-usage and text memory for agents, the Go form
+// of mango's MemoryService: an agent stores which tool (and which
+// arguments) answered a question, and later retrieves the entries whose
+// questions are most similar to a new one; it can also save and search
+// free text.
+//
+// Tool entries and text entries live in two collections of an engine.DB
+// ("<name>.tools" and "<name>.texts"). Questions and texts are embedded
+// with an embed.Embedder (the offline hashing embedder by default), whose
+// identity is stored with the collections: reopening with another embedder
+// is an error, not a silent mix of vector spaces.
+//
+// # Scores
+//
+// Similarity is max(0, 1 - d) for the cosine distance d between the
+// question and a stored one, as in the original. Retrieve and SearchText
+// take the nearest min(TopK, count) entries and keep those whose
+// similarity is at least the threshold (a score equal to the threshold is
+// kept), nearest first.
+//
+// # Defaults
+//
+// Go has no default arguments; Retrieve and SearchText take a *Search
+// where nil means the original's defaults: TopK 3 and threshold 0.6. A
+// zero TopK also means 3, and a nil Threshold 0.6; use Threshold(0) to
+// keep everything.
+package toolmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
+)
+
+// Entry is one tool-usage memory.
+type Entry struct {
+	ID            string         // NewEntryID() when empty on Store
+	Question      string         // the natural-language question; embedded
+	ToolName      string         // the tool that was called
+	ToolArgs      map[string]any // the arguments that worked (a JSON object)
+	ResultSummary string         // see Summarize
+	Similarity    float32        // filled by Retrieve
+	Timestamp     time.Time      // set to now (UTC) by Store when zero; persisted
+}
+
+// TextEntry is one text memory.
+type TextEntry struct {
+	ID         string
+	Text       string
+	Similarity float32 // filled by SearchText
+}
+
+// Search tunes Retrieve and SearchText; nil means the defaults.
+type Search struct {
+	TopK      int      // at most this many entries; 0 means DefaultTopK
+	Threshold *float32 // minimum similarity; nil means DefaultThreshold
+}
+
+// Defaults of Search, the original's.
+const (
+	DefaultTopK      = 3
+	DefaultThreshold = 0.6
+)
+
+// Threshold returns a pointer to t, for Search.Threshold.
+func Threshold(t float32) *float32 { return &t }
+
+// SummaryLength is the number of characters Summarize keeps.
+const SummaryLength = 300
+
+// Summarize returns the first 300 characters (runes, not bytes) of a tool
+// result, for Entry.ResultSummary.
+func Summarize(result string) string {
+	if utf8.RuneCountInString(result) <= SummaryLength {
+		return result
+	}
+	n := 0
+	for i := range result {
+		if n == SummaryLength {
+			return result[:i]
+		}
+		n++
+	}
+	return result
+}
+
+// NewEntryID returns a new random UUID v4 string.
+func NewEntryID() string { return uuid.NewString() }
+
+// Errors, matched with errors.Is.
+var (
+	// ErrEmptyText reports an empty or whitespace-only question or text.
+	ErrEmptyText = errors.New("toolmem: empty text")
+	// ErrEmbedderMismatch reports a memory reopened with an embedder other
+	// than the one its vectors were made with.
+	ErrEmbedderMismatch = errors.New("toolmem: embedder does not match the stored memory")
+	// ErrInvalid reports other bad input (invalid UTF-8, a bad ID).
+	ErrInvalid = errors.New("toolmem: invalid input")
+)
+
+// Options configure a Memory. nil means the defaults.
+type Options struct {
+	// Name prefixes the two collections; default "toolmem".
+	Name string
+	// Embedder; default embed.NewHashing(0).
+	Embedder embed.Embedder
+}
+
+// Memory is a tool-usage and text memory. It is safe for concurrent use by
+// multiple goroutines.
+type Memory struct {
+	db           *engine.DB
+	ownDB        bool
+	tools, texts *engine.Collection
+	emb          embed.Embedder
+}
+
+// New returns a memory in db, creating its collections if needed. The
+// caller keeps ownership of db.
+func New(db *engine.DB, opts *Options) (*Memory, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Name == "" {
+		o.Name = "toolmem"
+	}
+	if o.Embedder == nil {
+		h, err := embed.NewHashing(0)
+		if err != nil {
+			return nil, err
+		}
+		o.Embedder = h
+	}
+	m := &Memory{db: db, emb: o.Embedder}
+	var err error
+	if m.tools, err = collection(db, o.Name+".tools", o.Embedder); err != nil {
+		return nil, err
+	}
+	if m.texts, err = collection(db, o.Name+".texts", o.Embedder); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Open opens (or creates) a memory in its own database in dir; an empty dir
+// means in memory only. Close closes the database.
+func Open(dir string, opts *Options) (*Memory, error) {
+	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	if err != nil {
+		return nil, err
+	}
+	m, err := New(db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	m.ownDB = true
+	return m, nil
+}
+
+// Close closes the database if Open opened it; otherwise it does nothing.
+func (m *Memory) Close() error {
+	if m.ownDB {
+		return m.db.Close()
+	}
+	return nil
+}
+
+func collection(db *engine.DB, name string, e embed.Embedder) (*engine.Collection, error) {
+	cfg := engine.CollectionConfig{Dimension: e.Dimension(), Metric: engine.Cosine, Embedder: e.Identity()}
+	c, err := db.CreateCollection(name, cfg)
+	if errors.Is(err, engine.ErrCollectionExists) {
+		if old, gerr := db.Collection(name); gerr == nil && old.Config().Embedder != e.Identity() {
+			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", ErrEmbedderMismatch, name, old.Config().Embedder, e.Identity())
+		}
+	}
+	return c, err
+}
+
+// embedOne validates and embeds one text.
+func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%w: %s is empty", ErrEmptyText, what)
+	}
+	if !utf8.ValidString(text) {
+		return nil, fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, what)
+	}
+	vs, err := m.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	var norm float32
+	for _, x := range vs[0] {
+		norm += x * x
+	}
+	if norm == 0 {
+		return nil, fmt.Errorf("%w: %s has nothing to embed (no letters or digits)", ErrEmptyText, what)
+	}
+	return vs[0], nil
+}
+
+// Store saves e, replacing any entry with the same ID. An empty ID gets a
+// new one, and a zero Timestamp the current time; e is not modified (Store
+// returns the ID used).
+func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
+	v, err := m.embedOne(ctx, "question", e.Question)
+	if err != nil {
+		return "", err
+	}
+	if e.ID == "" {
+		e.ID = NewEntryID()
+	}
+	if e.Timestamp.IsZero() {
+		e.Timestamp = time.Now().UTC()
+	}
+	args := e.ToolArgs
+	if args == nil {
+		args = map[string]any{}
+	}
+	meta := map[string]any{
+		"tool_name":      e.ToolName,
+		"tool_args":      args,
+		"result_summary": e.ResultSummary,
+		"timestamp":      e.Timestamp.Format(time.RFC3339Nano),
+	}
+	if _, err := m.tools.Upsert(ctx, engine.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}); err != nil {
+		return "", wrap(err)
+	}
+	return e.ID, nil
+}
+
+// wrap maps engine input errors to this package's.
+func wrap(err error) error {
+	if errors.Is(err, engine.ErrInvalidID) || errors.Is(err, engine.ErrInvalidRecord) {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return err
+}
+
+// Retrieve returns up to TopK tool entries whose questions are most
+// similar to question, nearest first, keeping those at or above the
+// threshold (see the package doc).
+func (m *Memory) Retrieve(ctx context.Context, question string, s *Search) ([]Entry, error) {
+	hits, err := m.search(ctx, m.tools, question, s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(hits))
+	for _, h := range hits {
+		meta := h.Record.Metadata
+		e := Entry{ID: h.Record.ID, Question: h.Record.Content, Similarity: similarity(h)}
+		e.ToolName, _ = meta["tool_name"].(string)
+		e.ToolArgs, _ = meta["tool_args"].(map[string]any)
+		e.ResultSummary, _ = meta["result_summary"].(string)
+		if ts, ok := meta["timestamp"].(string); ok {
+			e.Timestamp, _ = time.Parse(time.RFC3339Nano, ts)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+func similarity(h engine.Hit) float32 { return max(0, h.Similarity) }
+
+// search runs a thresholded query over c.
+func (m *Memory) search(ctx context.Context, c *engine.Collection, query string, s *Search) ([]engine.Hit, error) {
+	var o Search
+	if s != nil {
+		o = *s
+	}
+	if o.TopK < 0 {
+		return nil, fmt.Errorf("%w: TopK %d", ErrInvalid, o.TopK)
+	}
+	if o.TopK == 0 {
+		o.TopK = DefaultTopK
+	}
+	threshold := float32(DefaultThreshold)
+	if o.Threshold != nil {
+		threshold = *o.Threshold
+	}
+	v, err := m.embedOne(ctx, "query", query)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := c.Query(ctx, engine.Query{Vector: v, K: o.TopK})
+	if err != nil {
+		return nil, err
+	}
+	kept := hits[:0]
+	for _, h := range hits {
+		if similarity(h) >= threshold {
+			kept = append(kept, h)
+		}
+	}
+	return kept, nil
+}
+
+// Delete removes the tool entry with the given ID; an absent ID is a
+// no-op.
+func (m *Memory) Delete(ctx context.Context, id string) error {
+	_, err := m.tools.Delete(ctx, id)
+	return wrap(err)
+}
+
+// SaveText saves a text memory and returns its new ID.
+func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
+	v, err := m.embedOne(ctx, "text", text)
+	if err != nil {
+		return "", err
+	}
+	ids, err := m.texts.Upsert(ctx, engine.Record{Vector: v, Content: text})
+	if err != nil {
+		return "", wrap(err)
+	}
+	return ids[0], nil
+}
+
+// SearchText returns up to TopK text memories most similar to query (see
+// Retrieve).
+func (m *Memory) SearchText(ctx context.Context, query string, s *Search) ([]TextEntry, error) {
+	hits, err := m.search(ctx, m.texts, query, s)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]TextEntry, len(hits))
+	for i, h := range hits {
+		out[i] = TextEntry{ID: h.Record.ID, Text: h.Record.Content, Similarity: similarity(h)}
+	}
+	return out, nil
+}
+
+// Count returns the number of tool entries (text memories are not
+// counted, as in the original).
+func (m *Memory) Count() int { return m.tools.Count() }

@@ -1,0 +1,185 @@
+package toolmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
+)
+
+var ctx = context.Background()
+
+func mustOpen(t *testing.T, dir string, opts *Options) *Memory {
+	t.Helper()
+	m, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestStoreRetrieve(t *testing.T) {
+	m := mustOpen(t, "", nil)
+	defer m.Close()
+	when := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	id, err := m.Store(ctx, Entry{
+		Question: "What is the weather in Paris today?", ToolName: "get_weather",
+		ToolArgs: map[string]any{"city": "Paris", "units": "metric"}, ResultSummary: Summarize("18°C, light rain"), Timestamp: when,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Store(ctx, Entry{Question: "Convert 100 US dollars to euros", ToolName: "fx", ToolArgs: map[string]any{"from": "USD", "to": "EUR", "amount": 100}})
+	got, err := m.Retrieve(ctx, "what's the weather like in Paris", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != id || got[0].ToolName != "get_weather" || got[0].ToolArgs["city"] != "Paris" ||
+		!got[0].Timestamp.Equal(when) || got[0].ResultSummary != "18°C, light rain" || got[0].Similarity < DefaultThreshold {
+		t.Fatalf("Retrieve = %+v", got)
+	}
+	all, _ := m.Retrieve(ctx, "weather", &Search{TopK: 5, Threshold: Threshold(0)})
+	if len(all) != 2 || all[0].ID != id || all[0].Similarity < all[1].Similarity {
+		t.Fatalf("threshold 0 should return both, nearest first: %+v", all)
+	}
+	if m.Count() != 2 {
+		t.Fatalf("Count = %d", m.Count())
+	}
+	// Store replaces by ID; Delete is a no-op when absent.
+	m.Store(ctx, Entry{ID: id, Question: "Paris forecast for tomorrow", ToolName: "get_forecast"})
+	if m.Count() != 2 {
+		t.Fatalf("replace changed Count to %d", m.Count())
+	}
+	if err := m.Delete(ctx, "no-such-id"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Delete(ctx, id); err != nil || m.Count() != 1 {
+		t.Fatalf("Delete: %v, Count %d", err, m.Count())
+	}
+}
+
+func TestThresholdBoundaryAndText(t *testing.T) {
+	m := mustOpen(t, "", nil)
+	defer m.Close()
+	tid, err := m.SaveText(ctx, "The deploy key lives in the team vault")
+	if err != nil || tid == "" {
+		t.Fatal(tid, err)
+	}
+	got, _ := m.SearchText(ctx, "The deploy key lives in the team vault", nil)
+	if len(got) != 1 || got[0].ID != tid || got[0].Similarity < 0.999 {
+		t.Fatalf("exact text search: %+v", got)
+	}
+	// A hit exactly at the threshold is kept.
+	exact := got[0].Similarity
+	if got, _ := m.SearchText(ctx, "The deploy key lives in the team vault", &Search{Threshold: Threshold(exact)}); len(got) != 1 {
+		t.Fatal("a hit at the threshold was dropped")
+	}
+	if m.Count() != 0 {
+		t.Fatal("texts counted as tool entries")
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	m := mustOpen(t, "", nil)
+	defer m.Close()
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"empty question", storeErr(m, Entry{Question: ""}), ErrEmptyText},
+		{"whitespace question", storeErr(m, Entry{Question: " \t\n "}), ErrEmptyText},
+		{"punctuation only", storeErr(m, Entry{Question: "?!"}), ErrEmptyText},
+		{"invalid utf8", storeErr(m, Entry{Question: "bad \xff"}), ErrInvalid},
+		{"long id", storeErr(m, Entry{ID: strings.Repeat("x", 600), Question: "ok"}), ErrInvalid},
+		{"unencodable args", storeErr(m, Entry{Question: "ok", ToolArgs: map[string]any{"f": func() {}}}), ErrInvalid},
+		{"empty text", func() error { _, err := m.SaveText(ctx, ""); return err }(), ErrEmptyText},
+		{"empty query", func() error { _, err := m.Retrieve(ctx, "  ", nil); return err }(), ErrEmptyText},
+		{"negative topk", func() error { _, err := m.Retrieve(ctx, "x", &Search{TopK: -1}); return err }(), ErrInvalid},
+		{"delete empty id", m.Delete(ctx, ""), ErrInvalid},
+	}
+	for _, tt := range tests {
+		if !errors.Is(tt.err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
+		}
+	}
+	if m.Count() != 0 {
+		t.Fatalf("rejected input stored %d entries", m.Count())
+	}
+}
+
+func storeErr(m *Memory, e Entry) error { _, err := m.Store(ctx, e); return err }
+
+func TestSummarize(t *testing.T) {
+	long := strings.Repeat("é", 400)
+	if s := Summarize(long); len([]rune(s)) != 300 || s != strings.Repeat("é", 300) {
+		t.Fatalf("Summarize cut to %d runes", len([]rune(s)))
+	}
+	if Summarize("short") != "short" {
+		t.Fatal("short result changed")
+	}
+	if id := NewEntryID(); len(id) != 36 || id[14] != '4' {
+		t.Fatalf("NewEntryID = %q, want a UUID v4", id)
+	}
+}
+
+func TestPersistenceAndEmbedderMismatch(t *testing.T) {
+	dir := t.TempDir()
+	m := mustOpen(t, dir, nil)
+	id, _ := m.Store(ctx, Entry{Question: "list open pull requests", ToolName: "gh_prs"})
+	tid, _ := m.SaveText(ctx, "the staging database is read-only on Fridays")
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m = mustOpen(t, dir, nil)
+	got, _ := m.Retrieve(ctx, "list open pull requests", nil)
+	texts, _ := m.SearchText(ctx, "staging database Fridays", &Search{Threshold: Threshold(0)})
+	if len(got) != 1 || got[0].ID != id || len(texts) != 1 || texts[0].ID != tid || got[0].Timestamp.IsZero() {
+		t.Fatalf("after reopen: %+v, %+v", got, texts)
+	}
+	m.Close()
+	other, _ := embed.NewHashing(128)
+	if _, err := Open(dir, &Options{Embedder: other}); !errors.Is(err, ErrEmbedderMismatch) {
+		t.Fatalf("another embedder: %v", err)
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	db, _ := engine.Open("", &engine.Options{InMemory: true})
+	defer db.Close()
+	m, err := New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 30; i++ {
+				q := fmt.Sprintf("question %d from worker %d about topic %d", i, w, i%5)
+				if _, err := m.Store(ctx, Entry{ID: fmt.Sprintf("%d-%d", w, i), Question: q, ToolName: "t"}); err != nil {
+					t.Error(err)
+					return
+				}
+				m.Retrieve(ctx, q, nil)
+				m.SaveText(ctx, q)
+				m.SearchText(ctx, q, nil)
+				if i%7 == 0 {
+					m.Delete(ctx, fmt.Sprintf("%d-%d", w, i))
+				}
+				m.Count()
+			}
+		}(w)
+	}
+	wg.Wait()
+	if want := 4 * (30 - 5); m.Count() != want {
+		t.Fatalf("Count = %d, want %d", m.Count(), want)
+	}
+}
