@@ -1,0 +1,400 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+// Documents is a path-addressed store of text documents. With a directory
+// the directory is the single source of truth: every call reads it, so
+// files copied in by hand appear at once. Files that are not UTF-8 text are
+// skipped (UnreadablePaths lists them) and names starting with a dot are
+// ignored. All file access goes through an os.Root, so no path, however
+// spelt and whatever symlinks the directory holds, reaches outside it.
+// Without a directory the documents live in memory.
+//
+// Paths are logical: "foo.md" and "/foo.md" name the same document, which
+// lives at <dir>/foo.md. A path is rejected (ErrBadPath) if it is empty, has
+// a ".." segment, a percent-encoded dot, slash or backslash, a backslash, a
+// NUL or other control character, a drive letter, or a segment starting
+// with a dot. Errors name logical paths only, never host paths.
+type Documents struct {
+	mu      sync.RWMutex // writers hold it exclusively; edit is read-modify-write
+	root    *os.Root     // nil in memory
+	mem     map[string]string
+	maxSize int
+}
+
+// DocumentsOptions configure a Documents store; nil means the defaults.
+type DocumentsOptions struct {
+	// Dir is the root directory (created if missing); empty means memory.
+	Dir string
+	// MaxSize is the largest document in bytes; default 100 KiB.
+	MaxSize int
+}
+
+// DefaultMaxSize is the default document size limit.
+const DefaultMaxSize = 100 << 10
+
+// Document is a search result.
+type Document struct {
+	Path    string
+	Content string
+}
+
+// OpenDocuments opens a document store.
+func OpenDocuments(opts *DocumentsOptions) (*Documents, error) {
+	var o DocumentsOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.MaxSize == 0 {
+		o.MaxSize = DefaultMaxSize
+	}
+	if o.MaxSize < 0 {
+		return nil, fmt.Errorf("%w: MaxSize %d", ErrInvalid, o.MaxSize)
+	}
+	d := &Documents{maxSize: o.MaxSize}
+	if o.Dir == "" {
+		d.mem = make(map[string]string)
+		return d, nil
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("store: create the document directory: %w", err)
+	}
+	root, err := os.OpenRoot(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: open the document directory: %w", err)
+	}
+	d.root = root
+	return d, nil
+}
+
+// Close releases the directory.
+func (d *Documents) Close() error {
+	if d.root != nil {
+		return d.root.Close()
+	}
+	return nil
+}
+
+// cleanPath validates a logical path and returns it in canonical form
+// ("/a/b.md") and relative to the root ("a/b.md").
+func cleanPath(p string) (logical, rel string, err error) {
+	bad := func(why string) (string, string, error) {
+		return "", "", fmt.Errorf("%w: %q: %s", ErrBadPath, p, why)
+	}
+	lower := strings.ToLower(p)
+	switch {
+	case strings.TrimSpace(p) == "" || strings.Trim(p, "/") == "":
+		return bad("empty")
+	case len(p) > 1024:
+		return bad("longer than 1024 bytes")
+	case !utf8.ValidString(p):
+		return bad("not valid UTF-8")
+	case strings.ContainsAny(p, "\\"):
+		return bad("backslashes are not allowed")
+	case strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return bad("control characters are not allowed")
+	case strings.Contains(lower, "%2e") || strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c"):
+		return bad("percent-encoded dots and slashes are not allowed")
+	case len(p) >= 2 && p[1] == ':':
+		return bad("drive letters are not allowed")
+	case strings.HasPrefix(p, "//"):
+		return bad("network paths are not allowed")
+	}
+	for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
+		switch {
+		case seg == "..":
+			return bad(`".." is not allowed`)
+		case seg == "" || seg == ".":
+		case strings.HasPrefix(seg, "."):
+			return bad("names starting with a dot are reserved")
+		}
+	}
+	rel = path.Clean(strings.Trim(p, "/"))
+	return "/" + rel, rel, nil
+}
+
+func (d *Documents) checkContent(content string) error {
+	if !utf8.ValidString(content) {
+		return fmt.Errorf("%w: content is not valid UTF-8", ErrInvalid)
+	}
+	if len(content) > d.maxSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(content), d.maxSize)
+	}
+	return nil
+}
+
+// Write creates or replaces the document at p. On disk the write is
+// atomic: a temporary file in the same directory, synced, then renamed.
+func (d *Documents) Write(ctx context.Context, p, content string) error {
+	logical, rel, err := cleanPath(p)
+	if err != nil {
+		return err
+	}
+	if err := d.checkContent(content); err != nil {
+		return fmt.Errorf("write %s: %w", logical, err)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.write(logical, rel, content)
+}
+
+func (d *Documents) write(logical, rel, content string) error {
+	if d.root == nil {
+		d.mem[logical] = content
+		return nil
+	}
+	if dir := path.Dir(rel); dir != "." {
+		if err := d.root.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("store: write %s: %v", logical, relErr(err))
+		}
+	}
+	tmp := path.Join(path.Dir(rel), ".tmp-"+uuid.NewString())
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("store: write %s: %v", logical, relErr(err))
+	}
+	_, err = f.WriteString(content)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = d.root.Rename(tmp, rel)
+	}
+	if err != nil {
+		d.root.Remove(tmp)
+		return fmt.Errorf("store: write %s: %v", logical, relErr(err))
+	}
+	return nil
+}
+
+// relErr strips an error down to its operation and cause, so no host path
+// appears in messages.
+func relErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", pe.Op, pe.Err)
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s: %v", le.Op, le.Err)
+	}
+	return err
+}
+
+// Read returns the document at p, or ErrNotFound.
+func (d *Documents) Read(ctx context.Context, p string) (string, error) {
+	logical, rel, err := cleanPath(p)
+	if err != nil {
+		return "", err
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.read(logical, rel)
+}
+
+func (d *Documents) read(logical, rel string) (string, error) {
+	if d.root == nil {
+		c, ok := d.mem[logical]
+		if !ok {
+			return "", fmt.Errorf("%w: %s", ErrNotFound, logical)
+		}
+		return c, nil
+	}
+	b, err := d.root.ReadFile(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s", ErrNotFound, logical)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: read %s: %v", logical, relErr(err))
+	}
+	if !utf8.Valid(b) {
+		return "", fmt.Errorf("%w: %s is not UTF-8 text", ErrInvalid, logical)
+	}
+	return string(b), nil
+}
+
+// Edit replaces the one occurrence of old with new in the document at p.
+// Zero occurrences (ErrNoMatch) and several (ErrAmbiguous) are errors, and
+// then nothing is written.
+func (d *Documents) Edit(ctx context.Context, p, old, new string) error {
+	logical, rel, err := cleanPath(p)
+	if err != nil {
+		return err
+	}
+	if old == "" {
+		return fmt.Errorf("%w: edit %s: the text to replace is empty", ErrInvalid, logical)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	content, err := d.read(logical, rel)
+	if err != nil {
+		return err
+	}
+	switch n := strings.Count(content, old); {
+	case n == 0:
+		return fmt.Errorf("%w: in %s", ErrNoMatch, logical)
+	case n > 1:
+		return fmt.Errorf("%w: %d times in %s; include more surrounding text", ErrAmbiguous, n, logical)
+	}
+	updated := strings.Replace(content, old, new, 1)
+	if err := d.checkContent(updated); err != nil {
+		return fmt.Errorf("edit %s: %w", logical, err)
+	}
+	return d.write(logical, rel, updated)
+}
+
+// scan lists the documents (logical path -> content) and the unreadable
+// files. Dot names are skipped. The caller holds d.mu.
+func (d *Documents) scan() (docs map[string]string, unreadable []string, err error) {
+	if d.root == nil {
+		return d.mem, nil, nil
+	}
+	docs = map[string]string{}
+	err = fs.WalkDir(d.root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != "." && strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if e.IsDir() {
+			return nil
+		}
+		b, rerr := d.root.ReadFile(p)
+		if rerr != nil || !utf8.Valid(b) { // a symlink out of the root fails to read
+			unreadable = append(unreadable, "/"+p)
+			return nil
+		}
+		docs["/"+p] = string(b)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: list documents: %v", relErr(err))
+	}
+	slices.Sort(unreadable)
+	return docs, unreadable, nil
+}
+
+// ListPaths returns the sorted paths of all documents starting with prefix
+// ("" for all; "notes" and "/notes" are the same prefix).
+func (d *Documents) ListPaths(ctx context.Context, prefix string) ([]string, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	docs, _, err := d.scan()
+	if err != nil {
+		return nil, err
+	}
+	if prefix != "" && !strings.HasPrefix(prefix, "/") {
+		prefix = "/" + prefix
+	}
+	var out []string
+	for p := range docs {
+		if strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// SearchFullText returns up to n documents whose content contains query,
+// ignoring case, ordered by path (n <= 0 means DefaultResults).
+func (d *Documents) SearchFullText(ctx context.Context, query string, n int) ([]Document, error) {
+	if strings.TrimSpace(query) == "" {
+		return nil, fmt.Errorf("%w: query is empty", ErrEmpty)
+	}
+	if n <= 0 {
+		n = DefaultResults
+	}
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	docs, _, err := d.scan()
+	if err != nil {
+		return nil, err
+	}
+	q := strings.ToLower(query)
+	var out []Document
+	for p, c := range docs {
+		if strings.Contains(strings.ToLower(c), q) {
+			out = append(out, Document{p, c})
+		}
+	}
+	slices.SortFunc(out, func(a, b Document) int { return strings.Compare(a.Path, b.Path) })
+	return out[:min(n, len(out))], nil
+}
+
+// UnreadablePaths returns the sorted paths of files in the directory that
+// are not UTF-8 text (or cannot be read, such as a symlink leading out of
+// the directory); empty in memory.
+func (d *Documents) UnreadablePaths(ctx context.Context) ([]string, error) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	_, bad, err := d.scan()
+	return bad, err
+}
+
+// Store writes content to a new document /note-<uuid>.md.
+func (d *Documents) Store(ctx context.Context, content string) error {
+	if strings.TrimSpace(content) == "" {
+		return fmt.Errorf("%w: content is empty", ErrEmpty)
+	}
+	return d.Write(ctx, "/note-"+uuid.NewString()+".md", content)
+}
+
+// Search returns the contents of up to n documents containing query.
+func (d *Documents) Search(ctx context.Context, query string, n int) ([]string, error) {
+	docs, err := d.SearchFullText(ctx, query, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(docs))
+	for i, doc := range docs {
+		out[i] = doc.Content
+	}
+	return out, nil
+}
+
+// Delete removes the document at identifier (a path); absent is a no-op.
+func (d *Documents) Delete(ctx context.Context, identifier string) error {
+	logical, rel, err := cleanPath(identifier)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.root == nil {
+		delete(d.mem, logical)
+		return nil
+	}
+	if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("store: delete %s: %v", logical, relErr(err))
+	}
+	return nil
+}
+
+// ListAll returns every document path, sorted.
+func (d *Documents) ListAll(ctx context.Context) ([]string, error) { return d.ListPaths(ctx, "") }
+
+var (
+	_ Store = (*Semantic)(nil)
+	_ Store = (*Documents)(nil)
+)

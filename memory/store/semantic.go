@@ -1,0 +1,221 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
+)
+
+// Semantic is a store of facts searched by meaning. Facts are embedded
+// with an embed.Embedder (the offline hashing embedder by default) and kept
+// in an engine collection; Search ranks them by cosine distance and, when
+// MaxDistance is set, drops those farther than it (distance in [0, 2]; a
+// fact exactly at the cutoff is kept).
+type Semantic struct {
+	db    *engine.DB
+	ownDB bool
+	c     *engine.Collection
+	emb   embed.Embedder
+	maxD  *float32
+	// mu serialises Delete's find-then-remove, like the original's
+	// per-instance lock; the collection itself is concurrency-safe.
+	mu sync.Mutex
+}
+
+// SemanticOptions configure a Semantic store; nil means the defaults.
+type SemanticOptions struct {
+	// Collection name; default "memories".
+	Collection string
+	// Dir to persist in; empty means in memory. Ignored by NewSemantic,
+	// which is given a database.
+	Dir string
+	// Embedder; default embed.NewHashing(0).
+	Embedder embed.Embedder
+	// MaxDistance, when set, is the cosine-distance cutoff of Search.
+	MaxDistance *float32
+}
+
+// MaxDistance returns a pointer to d, for SemanticOptions.MaxDistance.
+func MaxDistance(d float32) *float32 { return &d }
+
+// OpenSemantic opens (or creates) a fact store in its own database
+// (opts.Dir, or memory when empty). Close closes the database.
+func OpenSemantic(opts *SemanticOptions) (*Semantic, error) {
+	var dir string
+	if opts != nil {
+		dir = opts.Dir
+	}
+	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewSemantic(db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.ownDB = true
+	return s, nil
+}
+
+// NewSemantic returns a fact store in db; the caller keeps ownership of db.
+func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
+	var o SemanticOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Collection == "" {
+		o.Collection = "memories"
+	}
+	if o.MaxDistance != nil && (*o.MaxDistance < 0 || *o.MaxDistance > 2 || *o.MaxDistance != *o.MaxDistance) {
+		return nil, fmt.Errorf("%w: MaxDistance %v, want 0..2", ErrInvalid, *o.MaxDistance)
+	}
+	if o.Embedder == nil {
+		h, err := embed.NewHashing(0)
+		if err != nil {
+			return nil, err
+		}
+		o.Embedder = h
+	}
+	cfg := engine.CollectionConfig{Dimension: o.Embedder.Dimension(), Metric: engine.Cosine, Embedder: o.Embedder.Identity()}
+	c, err := db.CreateCollection(o.Collection, cfg)
+	if errors.Is(err, engine.ErrCollectionExists) {
+		if old, gerr := db.Collection(o.Collection); gerr == nil && old.Config().Embedder != cfg.Embedder {
+			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", ErrEmbedderMismatch, o.Collection, old.Config().Embedder, cfg.Embedder)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Semantic{db: db, c: c, emb: o.Embedder, maxD: o.MaxDistance}, nil
+}
+
+// Close closes the database if OpenSemantic opened it.
+func (s *Semantic) Close() error {
+	if s.ownDB {
+		return s.db.Close()
+	}
+	return nil
+}
+
+func (s *Semantic) vector(ctx context.Context, what, text string) ([]float32, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, fmt.Errorf("%w: %s is empty", ErrEmpty, what)
+	}
+	if !utf8.ValidString(text) {
+		return nil, fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, what)
+	}
+	vs, err := s.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	var n float32
+	for _, x := range vs[0] {
+		n += x * x
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: %s has no letters or digits to embed", ErrEmpty, what)
+	}
+	return vs[0], nil
+}
+
+// Store saves a fact. Storing the same fact twice keeps two copies, as the
+// original does (Delete removes both).
+func (s *Semantic) Store(ctx context.Context, content string) error {
+	v, err := s.vector(ctx, "fact", content)
+	if err != nil {
+		return err
+	}
+	// Version 7 UUIDs sort by creation time, so ListAll is in insertion
+	// order.
+	id, err := uuid.NewV7()
+	if err != nil {
+		return err
+	}
+	_, err = s.c.Upsert(ctx, engine.Record{ID: id.String(), Vector: v, Content: content})
+	return err
+}
+
+// Search returns up to n facts nearest to query in meaning, applying the
+// store's MaxDistance.
+func (s *Semantic) Search(ctx context.Context, query string, n int) ([]string, error) {
+	return s.search(ctx, query, n, s.maxD)
+}
+
+// SearchWithin is Search with a cosine-distance cutoff for this call.
+func (s *Semantic) SearchWithin(ctx context.Context, query string, n int, maxDistance float32) ([]string, error) {
+	if maxDistance < 0 || maxDistance > 2 || maxDistance != maxDistance {
+		return nil, fmt.Errorf("%w: max distance %v, want 0..2", ErrInvalid, maxDistance)
+	}
+	return s.search(ctx, query, n, &maxDistance)
+}
+
+func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float32) ([]string, error) {
+	if n <= 0 {
+		n = DefaultResults
+	}
+	v, err := s.vector(ctx, "query", query)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := s.c.Query(ctx, engine.Query{Vector: v, K: n})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(hits))
+	for _, h := range hits {
+		if maxD == nil || h.Distance <= *maxD {
+			out = append(out, h.Record.Content)
+		}
+	}
+	return out, nil
+}
+
+// Delete removes every fact exactly equal to identifier; none is a no-op.
+func (s *Semantic) Delete(ctx context.Context, identifier string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var ids []string
+	err := s.each(func(r engine.Record) {
+		if r.Content == identifier {
+			ids = append(ids, r.ID)
+		}
+	})
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	_, err = s.c.Delete(ctx, ids...)
+	return err
+}
+
+// ListAll returns every stored fact, oldest first.
+func (s *Semantic) ListAll(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.each(func(r engine.Record) { out = append(out, r.Content) })
+	return out, err
+}
+
+func (s *Semantic) each(fn func(engine.Record)) error {
+	after := ""
+	for {
+		page, next, err := s.c.Scan(after, 500)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			fn(r)
+		}
+		if next == "" {
+			return nil
+		}
+		after = next
+	}
+}

@@ -1,0 +1,259 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mnemodb/mnemo/memory/embed"
+)
+
+var ctx = context.Background()
+
+func TestSemantic(t *testing.T) {
+	s, err := OpenSemantic(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, f := range []string{"Paul works at Google", "Paul is married to Sarah", "Sarah is the sister of Emma", "Paul works at Google"} {
+		if err := s.Store(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Search(ctx, "work", 0)
+	if err != nil || len(got) != 4 || got[0] != "Paul works at Google" || got[1] != "Paul works at Google" {
+		t.Fatalf("Search(work) = %q, %v", got, err)
+	}
+	if got, _ := s.Search(ctx, "work", 1); len(got) != 1 {
+		t.Fatalf("n=1 returned %d", len(got))
+	}
+	near, _ := s.SearchWithin(ctx, "Paul works at Google", 10, 0.01)
+	if len(near) != 2 {
+		t.Fatalf("max distance 0.01 kept %q", near)
+	}
+	if err := s.Delete(ctx, "Paul works at Google"); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := s.ListAll(ctx)
+	if !reflect.DeepEqual(all, []string{"Paul is married to Sarah", "Sarah is the sister of Emma"}) {
+		t.Fatalf("ListAll after delete = %q (want insertion order)", all)
+	}
+	if err := s.Delete(ctx, "never stored"); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", "   ", "\xff", "!!"} {
+		if err := s.Store(ctx, bad); !errors.Is(err, ErrEmpty) && !errors.Is(err, ErrInvalid) {
+			t.Errorf("Store(%q) = %v", bad, err)
+		}
+	}
+	if _, err := s.SearchWithin(ctx, "x", 1, 3); !errors.Is(err, ErrInvalid) {
+		t.Errorf("distance 3: %v", err)
+	}
+}
+
+func TestSemanticPersistence(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts", MaxDistance: MaxDistance(1.5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Store(ctx, "the office wifi password is on the fridge")
+	s.Close()
+	s, err = OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.Search(ctx, "wifi password", 3)
+	s.Close()
+	if len(got) != 1 {
+		t.Fatalf("after reopen: %q", got)
+	}
+	other, _ := embed.NewHashing(64)
+	if _, err := OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts", Embedder: other}); !errors.Is(err, ErrEmbedderMismatch) {
+		t.Fatalf("another embedder: %v", err)
+	}
+}
+
+func openDocs(t *testing.T, dir string) *Documents {
+	t.Helper()
+	d, err := OpenDocuments(&DocumentsOptions{Dir: dir, MaxSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func TestDocuments(t *testing.T) {
+	for _, mode := range []string{"memory", "dir"} {
+		t.Run(mode, func(t *testing.T) {
+			dir := ""
+			if mode == "dir" {
+				dir = t.TempDir()
+			}
+			d := openDocs(t, dir)
+			if err := d.Write(ctx, "/preferences.md", "Use concise responses."); err != nil {
+				t.Fatal(err)
+			}
+			if c, err := d.Read(ctx, "preferences.md"); err != nil || c != "Use concise responses." {
+				t.Fatalf("Read = %q, %v", c, err)
+			}
+			if err := d.Edit(ctx, "/preferences.md", "concise", "detailed"); err != nil {
+				t.Fatal(err)
+			}
+			got, _ := d.SearchFullText(ctx, "DETAILED", 0)
+			if !reflect.DeepEqual(got, []Document{{"/preferences.md", "Use detailed responses."}}) {
+				t.Fatalf("SearchFullText = %v", got)
+			}
+			d.Write(ctx, "/notes/a.md", "a a")
+			if err := d.Edit(ctx, "/notes/a.md", "a", "b"); !errors.Is(err, ErrAmbiguous) {
+				t.Fatalf("two matches: %v", err)
+			}
+			if err := d.Edit(ctx, "/notes/a.md", "zzz", "b"); !errors.Is(err, ErrNoMatch) {
+				t.Fatalf("no match: %v", err)
+			}
+			if c, _ := d.Read(ctx, "/notes/a.md"); c != "a a" {
+				t.Fatalf("a failed edit changed the file to %q", c)
+			}
+			if _, err := d.Read(ctx, "/missing.md"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("missing: %v", err)
+			}
+			if err := d.Write(ctx, "/big.md", strings.Repeat("x", 1001)); !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("too large: %v", err)
+			}
+			d.Store(ctx, "stored note")
+			paths, _ := d.ListAll(ctx)
+			if len(paths) != 3 || !strings.HasPrefix(paths[0], "/note-") || paths[1] != "/notes/a.md" || paths[2] != "/preferences.md" {
+				t.Fatalf("ListAll = %v", paths)
+			}
+			if p, _ := d.ListPaths(ctx, "notes"); !reflect.DeepEqual(p, []string{"/notes/a.md"}) {
+				t.Fatalf("ListPaths(notes) = %v", p)
+			}
+			if s, _ := d.Search(ctx, "stored", 5); !reflect.DeepEqual(s, []string{"stored note"}) {
+				t.Fatalf("Search = %v", s)
+			}
+			if err := d.Delete(ctx, "notes/a.md"); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Delete(ctx, "/notes/a.md"); err != nil {
+				t.Fatalf("deleting an absent document: %v", err)
+			}
+		})
+	}
+}
+
+func TestPathAttacks(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte("secret"), 0o644)
+	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "link.md"))
+	os.Symlink(outside, filepath.Join(dir, "linkdir"))
+	d := openDocs(t, dir)
+	attacks := []string{
+		"", "/", "..", "../x.md", "/a/../../x.md", "a/..", "%2e%2e/x.md", "%2E%2e%2fx.md", "a%2fb", "..\\x.md",
+		"a\\b.md", "x\x00.md", "C:\\x.md", "c:/x.md", "//server/share/x.md", "/.hidden.md", "/a/.git/config", "\xff.md",
+		strings.Repeat("a/", 600),
+	}
+	for _, p := range attacks {
+		for name, op := range map[string]func() error{
+			"write":  func() error { return d.Write(ctx, p, "x") },
+			"read":   func() error { _, err := d.Read(ctx, p); return err },
+			"edit":   func() error { return d.Edit(ctx, p, "x", "y") },
+			"delete": func() error { return d.Delete(ctx, p) },
+		} {
+			err := op()
+			if !errors.Is(err, ErrBadPath) {
+				t.Errorf("%s(%q) = %v, want ErrBadPath", name, p, err)
+			}
+			if err != nil && (strings.Contains(err.Error(), dir) || strings.Contains(err.Error(), outside)) {
+				t.Errorf("%s(%q) leaks a host path: %v", name, p, err)
+			}
+		}
+	}
+	// Symlinks that lead out of the root are never followed.
+	for _, p := range []string{"/link.md", "/linkdir/secret.txt"} {
+		c, err := d.Read(ctx, p)
+		if err == nil || c == "secret" {
+			t.Errorf("Read(%q) = %q, %v: escaped the root", p, c, err)
+		}
+		if err != nil && strings.Contains(err.Error(), outside) {
+			t.Errorf("Read(%q) leaks a host path: %v", p, err)
+		}
+		if err := d.Write(ctx, p, "overwrite"); err == nil {
+			if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "secret" {
+				t.Errorf("Write(%q) changed a file outside the root", p)
+			}
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "secret.txt")); string(b) != "secret" {
+		t.Fatal("a file outside the root was changed")
+	}
+}
+
+func TestDirectoryIsTheSourceOfTruth(t *testing.T) {
+	dir := t.TempDir()
+	d := openDocs(t, dir)
+	os.WriteFile(filepath.Join(dir, "by-hand.md"), []byte("copied in by hand"), 0o644)
+	os.WriteFile(filepath.Join(dir, "report.pdf"), []byte{0x25, 0x50, 0xff, 0xfe, 0x00}, 0o644)
+	os.WriteFile(filepath.Join(dir, ".DS_Store"), []byte{0xff}, 0o644)
+	paths, _ := d.ListAll(ctx)
+	if !reflect.DeepEqual(paths, []string{"/by-hand.md"}) {
+		t.Fatalf("ListAll = %v", paths)
+	}
+	bad, _ := d.UnreadablePaths(ctx)
+	if !reflect.DeepEqual(bad, []string{"/report.pdf"}) {
+		t.Fatalf("UnreadablePaths = %v", bad)
+	}
+	if c, err := d.Read(ctx, "by-hand.md"); err != nil || c != "copied in by hand" {
+		t.Fatalf("Read = %q, %v", c, err)
+	}
+	if _, err := d.Read(ctx, "report.pdf"); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("reading a binary file: %v", err)
+	}
+	d.Write(ctx, "/sub/dir/new.md", "written")
+	if b, err := os.ReadFile(filepath.Join(dir, "sub", "dir", "new.md")); err != nil || string(b) != "written" {
+		t.Fatalf("file on disk: %q, %v", b, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "sub", "dir"))
+	if len(entries) != 1 {
+		t.Fatalf("temporary files left behind: %v", entries)
+	}
+}
+
+func TestConcurrentStores(t *testing.T) {
+	s, _ := OpenSemantic(nil)
+	defer s.Close()
+	d := openDocs(t, t.TempDir())
+	d.Write(ctx, "/counter.md", "n=0")
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				fact := fmt.Sprintf("worker %d remembers fact %d", w, i)
+				s.Store(ctx, fact)
+				s.Search(ctx, fact, 3)
+				if i%5 == 0 {
+					s.Delete(ctx, fact)
+				}
+				d.Write(ctx, fmt.Sprintf("/w%d/%d.md", w, i), fact)
+				d.SearchFullText(ctx, "fact", 5)
+				d.ListAll(ctx)
+			}
+		}(w)
+	}
+	wg.Wait()
+	all, _ := s.ListAll(ctx)
+	paths, _ := d.ListPaths(ctx, "/w")
+	if len(all) != 4*16 || len(paths) != 80 {
+		t.Fatalf("%d facts, %d documents", len(all), len(paths))
+	}
+}
