@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 // Documents is a path-addressed store of text documents. With a directory
@@ -33,6 +35,7 @@ type Documents struct {
 	root    *os.Root     // nil in memory
 	mem     map[string]string
 	maxSize int
+	index   *docIndex // nil unless DocumentsOptions.Semantic
 }
 
 // DocumentsOptions configure a Documents store; nil means the defaults.
@@ -41,6 +44,11 @@ type DocumentsOptions struct {
 	Dir string
 	// MaxSize is the largest document in bytes; default 100 KiB.
 	MaxSize int
+	// Semantic enables SearchSemantic, an embedding index of the documents
+	// kept in an in-memory engine database and synced with the documents
+	// on every semantic search. Embedder defaults to the offline one.
+	Semantic bool
+	Embedder embed.Embedder
 }
 
 // DefaultMaxSize is the default document size limit.
@@ -67,25 +75,37 @@ func OpenDocuments(opts *DocumentsOptions) (*Documents, error) {
 	d := &Documents{maxSize: o.MaxSize}
 	if o.Dir == "" {
 		d.mem = make(map[string]string)
-		return d, nil
+	} else {
+		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("store: create the document directory: %w", err)
+		}
+		root, err := os.OpenRoot(o.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("store: open the document directory: %w", err)
+		}
+		d.root = root
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("store: create the document directory: %w", err)
+	if o.Semantic {
+		idx, err := newDocIndex(o.Embedder)
+		if err != nil {
+			d.Close()
+			return nil, err
+		}
+		d.index = idx
 	}
-	root, err := os.OpenRoot(o.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("store: open the document directory: %w", err)
-	}
-	d.root = root
 	return d, nil
 }
 
-// Close releases the directory.
+// Close releases the directory and the semantic index.
 func (d *Documents) Close() error {
-	if d.root != nil {
-		return d.root.Close()
+	var errs []error
+	if d.index != nil {
+		errs = append(errs, d.index.db.Close())
 	}
-	return nil
+	if d.root != nil {
+		errs = append(errs, d.root.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // cleanPath validates a logical path and returns it in canonical form

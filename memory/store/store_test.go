@@ -257,3 +257,35 @@ func TestConcurrentStores(t *testing.T) {
 		t.Fatalf("%d facts, %d documents", len(all), len(paths))
 	}
 }
+
+func TestDocumentsSemanticSearch(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenDocuments(&DocumentsOptions{Dir: dir, Semantic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.Write(ctx, "/travel.md", "Flights to Lisbon are booked for March; the hotel is near the river.")
+	d.Write(ctx, "/diet.md", "The user is vegetarian and avoids peanuts.")
+	d.Write(ctx, "/blank.md", "   ")
+	got, err := d.SearchSemantic(ctx, "what food does the user eat", 1)
+	if err != nil || len(got) != 1 || got[0].Path != "/diet.md" {
+		t.Fatalf("SearchSemantic = %+v, %v", got, err)
+	}
+	// A file edited by hand is searched as it is now; a removed one is gone.
+	os.WriteFile(filepath.Join(dir, "diet.md"), []byte("Prefers window seats on trains."), 0o644)
+	os.Remove(filepath.Join(dir, "travel.md"))
+	got, _ = d.SearchSemantic(ctx, "vegetarian peanuts", 5)
+	for _, g := range got {
+		if g.Path == "/travel.md" || strings.Contains(g.Content, "vegetarian") {
+			t.Fatalf("stale result %+v", g)
+		}
+	}
+	if len(got) != 1 || got[0].Content != "Prefers window seats on trains." {
+		t.Fatalf("after the hand edit: %+v", got)
+	}
+	plain := openDocs(t, "")
+	if _, err := plain.SearchSemantic(ctx, "x", 1); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("semantic search off: %v", err)
+	}
+}
