@@ -1,0 +1,272 @@
+// Package window is a windowed conversation memory, the Go form of
+// molo_agent's Memory trait and WindowMemory: it records every message of a
+// session and, each time the agent asks for the context, returns the part
+// of the conversation that fits a token budget.
+//
+// # Rounds
+//
+// The unit of trimming is the round: a user message and everything after
+// it up to the next user message (assistant replies, tool calls and their
+// results), so a tool call is never separated from its result. Messages
+// before the first user message (a system prompt) form a round of their
+// own. When Context is called:
+//
+//   - the newest round is always kept, even over budget;
+//   - every round holding a protected message (RecordProtected) is kept;
+//   - older rounds are then added newest-first while they fit; the first
+//     that does not fit ends the window (history stays contiguous);
+//   - kept rounds come back in chronological order. (The original moves
+//     protected rounds to the front, which reorders history; we do not.)
+//
+// Trimming happens on read and changes nothing stored: raising the budget
+// brings history back.
+package window
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"unicode"
+)
+
+// Role is who produced a message.
+type Role string
+
+// Roles.
+const (
+	System    Role = "system"
+	User      Role = "user"
+	Assistant Role = "assistant"
+	Tool      Role = "tool"
+)
+
+// ToolCall is a tool invocation requested by an assistant message.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // JSON
+}
+
+// Message is one message of a conversation.
+type Message struct {
+	Role       Role
+	Content    string
+	Reasoning  string     // optional model reasoning
+	ToolCalls  []ToolCall // assistant messages only
+	ToolCallID string     // tool messages only: the call this answers
+}
+
+// clone copies m, so callers and the window never share slices.
+func (m Message) clone() Message {
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	return m
+}
+
+// Memory is the contract the inference loop uses.
+type Memory interface {
+	// Record appends a message to the session.
+	Record(ctx context.Context, m Message) error
+	// RecordProtected appends a message that trimming must never remove.
+	RecordProtected(ctx context.Context, m Message) error
+	// Context returns the messages the model should see, chronologically;
+	// the caller owns the returned slice.
+	Context(ctx context.Context) ([]Message, error)
+}
+
+// Counter estimates the tokens of a message.
+type Counter func(Message) int
+
+// Errors, matched with errors.Is.
+var (
+	// ErrInvalid reports a malformed message (unknown role, tool calls on a
+	// non-assistant message, a tool message without a call ID, a call
+	// without an ID).
+	ErrInvalid = errors.New("window: invalid message")
+	// ErrUnknownToolCall reports a tool result whose call ID matches no
+	// earlier assistant tool call.
+	ErrUnknownToolCall = errors.New("window: tool result for an unknown tool call")
+)
+
+// DefaultCounter counts content, reasoning and tool-call arguments (not
+// tool names): in each piece every CJK ideograph is one token and the rest
+// of the text ceil(characters/4).
+func DefaultCounter(m Message) int {
+	n := pieceTokens(m.Content) + pieceTokens(m.Reasoning)
+	for _, c := range m.ToolCalls {
+		n += pieceTokens(c.Arguments)
+	}
+	return n
+}
+
+func pieceTokens(s string) int {
+	cjk, other := 0, 0
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			cjk++
+		} else {
+			other++
+		}
+	}
+	return cjk + int(math.Ceil(float64(other)/4))
+}
+
+// Window is an in-memory windowed conversation memory. It is safe for
+// concurrent use by multiple goroutines.
+type Window struct {
+	mu      sync.Mutex
+	budget  int
+	counter Counter
+	msgs    []entry
+	calls   map[string]bool // tool call IDs seen on assistant messages
+}
+
+type entry struct {
+	m         Message
+	protected bool
+	tokens    int
+}
+
+// Options configure a Window; nil means the defaults.
+type Options struct {
+	// Counter estimates tokens; default DefaultCounter.
+	Counter Counter
+}
+
+// New returns an empty window with a token budget (> 0).
+func New(budget int, opts *Options) (*Window, error) {
+	if budget <= 0 {
+		return nil, fmt.Errorf("%w: budget %d, want > 0", ErrInvalid, budget)
+	}
+	w := &Window{budget: budget, counter: DefaultCounter, calls: map[string]bool{}}
+	if opts != nil && opts.Counter != nil {
+		w.counter = opts.Counter
+	}
+	return w, nil
+}
+
+// SetBudget changes the token budget; nothing recorded is lost.
+func (w *Window) SetBudget(budget int) error {
+	if budget <= 0 {
+		return fmt.Errorf("%w: budget %d, want > 0", ErrInvalid, budget)
+	}
+	w.mu.Lock()
+	w.budget = budget
+	w.mu.Unlock()
+	return nil
+}
+
+// Record appends m.
+func (w *Window) Record(ctx context.Context, m Message) error { return w.record(m, false) }
+
+// RecordProtected appends m; the round holding it is never trimmed.
+func (w *Window) RecordProtected(ctx context.Context, m Message) error { return w.record(m, true) }
+
+func (w *Window) record(m Message, protected bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.check(m); err != nil {
+		return err
+	}
+	for _, c := range m.ToolCalls {
+		w.calls[c.ID] = true
+	}
+	w.msgs = append(w.msgs, entry{m.clone(), protected, w.counter(m)})
+	return nil
+}
+
+// check validates m against the session so far. The caller holds w.mu.
+func (w *Window) check(m Message) error {
+	switch m.Role {
+	case System, User, Assistant, Tool:
+	default:
+		return fmt.Errorf("%w: unknown role %q", ErrInvalid, m.Role)
+	}
+	if len(m.ToolCalls) > 0 && m.Role != Assistant {
+		return fmt.Errorf("%w: a %s message cannot carry tool calls", ErrInvalid, m.Role)
+	}
+	for _, c := range m.ToolCalls {
+		if c.ID == "" {
+			return fmt.Errorf("%w: a tool call without an ID", ErrInvalid)
+		}
+	}
+	switch {
+	case m.Role == Tool && m.ToolCallID == "":
+		return fmt.Errorf("%w: a tool message without a tool call ID", ErrInvalid)
+	case m.Role != Tool && m.ToolCallID != "":
+		return fmt.Errorf("%w: only tool messages answer a tool call", ErrInvalid)
+	case m.Role == Tool && !w.calls[m.ToolCallID]:
+		return fmt.Errorf("%w: %q", ErrUnknownToolCall, m.ToolCallID)
+	}
+	return nil
+}
+
+// Context returns the window (see the package doc).
+func (w *Window) Context(ctx context.Context) ([]Message, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.window(), nil
+}
+
+// round is a run of entries [start, end).
+type round struct {
+	start, end int
+	tokens     int
+	protected  bool
+}
+
+func (w *Window) rounds() []round {
+	var rs []round
+	for i, e := range w.msgs {
+		if i == 0 || e.m.Role == User {
+			rs = append(rs, round{start: i, end: i})
+		}
+		r := &rs[len(rs)-1]
+		r.end = i + 1
+		r.tokens += e.tokens
+		r.protected = r.protected || e.protected
+	}
+	return rs
+}
+
+// window picks the rounds to keep. The caller holds w.mu.
+func (w *Window) window() []Message {
+	rs := w.rounds()
+	if len(rs) == 0 {
+		return []Message{}
+	}
+	keep := make([]bool, len(rs))
+	used := 0
+	last := len(rs) - 1
+	keep[last] = true
+	used += rs[last].tokens
+	for i, r := range rs[:last] {
+		if r.protected {
+			keep[i] = true
+			used += r.tokens
+		}
+	}
+	for i := last - 1; i >= 0; i-- {
+		if keep[i] {
+			continue
+		}
+		if used+rs[i].tokens > w.budget {
+			break
+		}
+		keep[i] = true
+		used += rs[i].tokens
+	}
+	var out []Message
+	for i, r := range rs {
+		if keep[i] {
+			for _, e := range w.msgs[r.start:r.end] {
+				out = append(out, e.m.clone())
+			}
+		}
+	}
+	return out
+}
+
+var _ Memory = (*Window)(nil)
