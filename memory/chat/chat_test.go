@@ -1,0 +1,130 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+var ctx = context.Background()
+
+func TestListMemoryUpdateContext(t *testing.T) {
+	l := NewListMemory("prefs")
+	mc := &BufferedContext{Size: 10}
+	res, err := l.UpdateContext(ctx, mc)
+	if msgs, _ := mc.Messages(ctx); err != nil || len(msgs) != 0 || len(res.Memories.Results) != 0 {
+		t.Fatalf("empty memory changed the context: %v %v", msgs, err)
+	}
+	l.Add(ctx, Content{Content: "User prefers formal language", MimeType: TextPlain})
+	l.Add(ctx, Content{Content: map[string]any{"b": 1, "a": "x"}, MimeType: JSON})
+	res, err = l.UpdateContext(ctx, mc)
+	if err != nil || len(res.Memories.Results) != 2 {
+		t.Fatal(res, err)
+	}
+	msgs, _ := mc.Messages(ctx)
+	want := "\nRelevant memory content (in chronological order):\n1. User prefers formal language\n2. {\"a\":\"x\",\"b\":1}\n"
+	if len(msgs) != 1 || msgs[0].Role != "system" || msgs[0].Content != want {
+		t.Fatalf("got %q, want %q", msgs[0].Content, want)
+	}
+	l.SetContents([]Content{{Content: "New preference", MimeType: TextPlain}})
+	if q, _ := l.Query(ctx, "anything"); len(q.Results) != 1 || q.Results[0].Content != "New preference" {
+		t.Fatalf("after SetContents: %+v", q)
+	}
+	l.Clear(ctx)
+	if len(l.Contents()) != 0 {
+		t.Fatal("Clear left contents")
+	}
+}
+
+func TestVectorMemory(t *testing.T) {
+	dir := t.TempDir()
+	v, err := OpenVector(&VectorOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]any{"source": "onboarding"}
+	v.Add(ctx, Content{Content: "The user's favourite programming language is Go", MimeType: TextPlain, Metadata: meta})
+	v.Add(ctx, Content{Content: map[string]any{"Timezone": "Europe/Paris", "Units": "Metric"}, MimeType: JSON})
+	v.Add(ctx, Content{Content: "Meetings are never scheduled on Fridays", MimeType: Markdown})
+	if len(meta) != 1 {
+		t.Fatalf("Add changed the caller's metadata: %v", meta)
+	}
+	if err := v.Add(ctx, Content{Content: []byte{0x89, 0x50}, MimeType: "image/png"}); !errors.Is(err, ErrNotEmbeddable) {
+		t.Fatalf("image: %v", err)
+	}
+	if err := v.Add(ctx, Content{Content: "   ", MimeType: TextPlain}); !errors.Is(err, ErrNotEmbeddable) {
+		t.Fatalf("blank: %v", err)
+	}
+	v.Close()
+
+	v, err = OpenVector(&VectorOptions{Dir: dir, K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	res, err := v.Query(ctx, "which programming language does the user like")
+	if err != nil || len(res.Results) != 1 || res.Results[0].Content != "The user's favourite programming language is Go" {
+		t.Fatalf("after reopen: %+v, %v", res, err)
+	}
+	if s, _ := res.Results[0].Metadata["score"].(float64); s <= 0.5 || s > 1 || res.Results[0].Metadata["source"] != "onboarding" {
+		t.Fatalf("metadata %v", res.Results[0].Metadata)
+	}
+	js, _ := v.Query(ctx, Content{Content: "timezone Europe/Paris", MimeType: TextPlain})
+	if want := map[string]any{"Timezone": "Europe/Paris", "Units": "Metric"}; len(js.Results) != 1 || !reflect.DeepEqual(js.Results[0].Content, want) {
+		t.Fatalf("JSON content came back as %#v", js.Results)
+	}
+
+	mc := &BufferedContext{}
+	mc.AddMessage(ctx, Message{Role: "user", Content: "Can we meet on Friday?"})
+	up, err := v.UpdateContext(ctx, mc)
+	if err != nil || len(up.Memories.Results) != 1 {
+		t.Fatal(up, err)
+	}
+	msgs, _ := mc.Messages(ctx)
+	if want := "\nRelevant memory content:\n1. Meetings are never scheduled on Fridays"; msgs[1].Content != want {
+		t.Fatalf("got %q, want %q", msgs[1].Content, want)
+	}
+	strict, _ := OpenVector(&VectorOptions{ScoreThreshold: Score(0.99)})
+	defer strict.Close()
+	strict.Add(ctx, Content{Content: "alpha beta", MimeType: TextPlain})
+	if r, _ := strict.Query(ctx, "gamma delta"); len(r.Results) != 0 {
+		t.Fatalf("threshold let through %+v", r)
+	}
+	if err := v.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := v.Query(ctx, "Go"); len(r.Results) != 0 {
+		t.Fatal("Clear left contents")
+	}
+}
+
+func TestConcurrentMemories(t *testing.T) {
+	v, _ := OpenVector(nil)
+	defer v.Close()
+	l := NewListMemory("l")
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				c := Content{Content: fmt.Sprintf("fact %d of writer %d", i, g), MimeType: TextPlain}
+				for _, m := range []Memory{v, l} {
+					if err := m.Add(ctx, c); err != nil {
+						t.Error(err)
+						return
+					}
+					m.Query(ctx, "fact")
+					m.UpdateContext(ctx, &BufferedContext{})
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if len(l.Contents()) != 100 {
+		t.Fatalf("%d contents", len(l.Contents()))
+	}
+}

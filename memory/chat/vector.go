@@ -1,0 +1,234 @@
+package chat
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
+)
+
+// VectorMemory stores contents in an engine collection and adds the K most
+// relevant to a model context. Scores are 1 - d/2 for cosine distance d, in
+// [0, 1], as the Chroma-backed original; a ScoreThreshold keeps scores at
+// or above it. JSON contents are embedded as their canonical JSON text (the
+// original lower-cases it; we do not) and come back as objects; binary and
+// image contents cannot be embedded and are refused.
+type VectorMemory struct {
+	db        *engine.DB
+	name      string
+	cfg       engine.CollectionConfig
+	emb       embed.Embedder
+	k         int
+	threshold *float32
+
+	mu sync.RWMutex // guards c across Clear
+	c  *engine.Collection
+}
+
+// VectorOptions configure a VectorMemory; nil means the defaults.
+type VectorOptions struct {
+	// Collection name; default "chat_memory".
+	Collection string
+	// Dir persists the memory; empty means in memory.
+	Dir string
+	// K is how many contents a query returns; default 3.
+	K int
+	// ScoreThreshold, when set, drops results scoring below it.
+	ScoreThreshold *float32
+	// Embedder; default embed.NewHashing(0).
+	Embedder embed.Embedder
+}
+
+// Score returns a pointer to s, for VectorOptions.ScoreThreshold.
+func Score(s float32) *float32 { return &s }
+
+// OpenVector opens (or creates) a vector memory.
+func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
+	var o VectorOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Collection == "" {
+		o.Collection = "chat_memory"
+	}
+	if o.K == 0 {
+		o.K = 3
+	}
+	if o.K < 0 {
+		return nil, fmt.Errorf("%w: K %d", ErrInvalid, o.K)
+	}
+	if o.Embedder == nil {
+		h, err := embed.NewHashing(0)
+		if err != nil {
+			return nil, err
+		}
+		o.Embedder = h
+	}
+	db, err := engine.Open(o.Dir, &engine.Options{InMemory: o.Dir == ""})
+	if err != nil {
+		return nil, err
+	}
+	v := &VectorMemory{db: db, name: o.Collection, emb: o.Embedder, k: o.K, threshold: o.ScoreThreshold,
+		cfg: engine.CollectionConfig{Dimension: o.Embedder.Dimension(), Embedder: o.Embedder.Identity()}}
+	if v.c, err = v.collection(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return v, nil
+}
+
+func (v *VectorMemory) collection() (*engine.Collection, error) {
+	c, err := v.db.CreateCollection(v.name, v.cfg)
+	if errors.Is(err, engine.ErrCollectionExists) {
+		return nil, fmt.Errorf("%w: collection %q was made by another embedder or config (%v)", ErrInvalid, v.name, err)
+	}
+	return c, err
+}
+
+func (v *VectorMemory) vector(ctx context.Context, t string) ([]float32, error) {
+	if strings.TrimSpace(t) == "" {
+		return nil, fmt.Errorf("%w: empty text", ErrNotEmbeddable)
+	}
+	vs, err := v.emb.Embed(ctx, []string{t})
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range vs[0] {
+		if x != 0 {
+			return vs[0], nil
+		}
+	}
+	return nil, fmt.Errorf("%w: no letters or digits", ErrNotEmbeddable)
+}
+
+// Add embeds and stores c. Binary and image contents are refused with
+// ErrNotEmbeddable. c is not modified.
+func (v *VectorMemory) Add(ctx context.Context, c Content) error {
+	if _, ok := c.Content.([]byte); ok || strings.HasPrefix(c.MimeType, "image/") || c.MimeType == OctetStream {
+		return fmt.Errorf("%w: %s content", ErrNotEmbeddable, c.MimeType)
+	}
+	t, err := text(c)
+	if err != nil {
+		return err
+	}
+	vec, err := v.vector(ctx, t)
+	if err != nil {
+		return err
+	}
+	_, isJSON := c.Content.(map[string]any)
+	meta := map[string]any{"mime_type": c.MimeType, "json": isJSON}
+	if c.Metadata != nil {
+		meta["metadata"] = maps.Clone(c.Metadata)
+	}
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	_, err = v.c.Upsert(ctx, engine.Record{Vector: vec, Content: t, Metadata: meta})
+	return err
+}
+
+// Query returns up to K stored contents most similar to query (a string or
+// a Content), best first, each with its score in Metadata["score"] (the
+// stored metadata is copied, never changed).
+func (v *VectorMemory) Query(ctx context.Context, query any) (QueryResult, error) {
+	var t string
+	switch q := query.(type) {
+	case string:
+		t = q
+	case Content:
+		var err error
+		if t, err = text(q); err != nil {
+			return QueryResult{}, err
+		}
+	default:
+		return QueryResult{}, fmt.Errorf("%w: query of type %T (want string or Content)", ErrInvalid, query)
+	}
+	vec, err := v.vector(ctx, t)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	v.mu.RLock()
+	hits, err := v.c.Query(ctx, engine.Query{Vector: vec, K: v.k})
+	v.mu.RUnlock()
+	if err != nil {
+		return QueryResult{}, err
+	}
+	var out QueryResult
+	for _, h := range hits {
+		score := 1 - h.Distance/2
+		if v.threshold != nil && score < *v.threshold {
+			continue
+		}
+		out.Results = append(out.Results, fromRecord(h.Record, score))
+	}
+	return out, nil
+}
+
+func fromRecord(r engine.Record, score float32) Content {
+	c := Content{Content: r.Content}
+	c.MimeType, _ = r.Metadata["mime_type"].(string)
+	if isJSON, _ := r.Metadata["json"].(bool); isJSON {
+		var m map[string]any
+		if json.Unmarshal([]byte(r.Content), &m) == nil {
+			c.Content = m
+		}
+	}
+	c.Metadata = map[string]any{}
+	if um, ok := r.Metadata["metadata"].(map[string]any); ok {
+		maps.Copy(c.Metadata, um)
+	}
+	c.Metadata["score"] = float64(score)
+	return c
+}
+
+// VectorHeader starts the system message VectorMemory.UpdateContext adds.
+const VectorHeader = "\nRelevant memory content:\n"
+
+// UpdateContext queries with the context's last message and, when anything
+// is found, appends one system message: VectorHeader and the numbered
+// contents joined by newlines.
+func (v *VectorMemory) UpdateContext(ctx context.Context, mc ModelContext) (UpdateContextResult, error) {
+	msgs, err := mc.Messages(ctx)
+	if err != nil || len(msgs) == 0 {
+		return UpdateContextResult{}, err
+	}
+	res, err := v.Query(ctx, msgs[len(msgs)-1].Content)
+	if errors.Is(err, ErrNotEmbeddable) {
+		return UpdateContextResult{}, nil // nothing searchable in the last message
+	}
+	if err != nil || len(res.Results) == 0 {
+		return UpdateContextResult{}, err
+	}
+	if err := mc.AddMessage(ctx, Message{Role: "system", Content: VectorHeader + numbered(res.Results)}); err != nil {
+		return UpdateContextResult{}, err
+	}
+	return UpdateContextResult{Memories: res}, nil
+}
+
+// Clear removes every stored content.
+func (v *VectorMemory) Clear(ctx context.Context) error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.db.DropCollection(v.name); err != nil {
+		return err
+	}
+	c, err := v.collection()
+	if err != nil {
+		return err
+	}
+	v.c = c
+	return nil
+}
+
+// Close closes the memory's database.
+func (v *VectorMemory) Close() error { return v.db.Close() }
+
+var (
+	_ Memory = (*ListMemory)(nil)
+	_ Memory = (*VectorMemory)(nil)
+)
