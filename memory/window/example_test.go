@@ -3,7 +3,9 @@ package window_test
 import (
 	"context"
 	"fmt"
+	"os"
 
+	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/window"
 )
 
@@ -23,4 +25,42 @@ func Example() {
 	// system: Answer in French.
 	// user: And of Spain?
 	// assistant: Madrid.
+}
+
+func ExampleOpen() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "window-example-")
+	defer os.RemoveAll(dir)
+
+	db, _ := engine.Open(dir, nil)
+	w, _ := window.Open(db, "assistant", 200, nil)
+	w.RecordProtected(ctx, window.Message{Role: window.System, Content: "You are terse."})
+	w.Record(ctx, window.Message{Role: window.User, Content: "Remember: the launch is on May 3."})
+	w.Close()
+	db.Close() // the agent restarts
+
+	db, _ = engine.Open(dir, nil)
+	defer db.Close()
+	w, _ = window.Open(db, "assistant", 200, nil)
+	msgs, _ := w.Context(ctx)
+	for _, m := range msgs {
+		fmt.Printf("%s: %s\n", m.Role, m.Content)
+	}
+	// Output:
+	// system: You are terse.
+	// user: Remember: the launch is on May 3.
+}
+
+func ExampleOptions_recall() {
+	ctx := context.Background()
+	w, _ := window.New(40, &window.Options{Recall: true, RecallShare: 0.5})
+	defer w.Close()
+	w.Record(ctx, window.Message{Role: window.User, Content: "My locker code is 4711."})
+	for i := 0; i < 5; i++ {
+		w.Record(ctx, window.Message{Role: window.User, Content: fmt.Sprintf("Tell me a fun fact number %d.", i)})
+	}
+	w.Record(ctx, window.Message{Role: window.User, Content: "What is my locker code?"})
+	msgs, _ := w.Context(ctx)
+	fmt.Printf("%s: %q\n", msgs[0].Role, msgs[0].Content)
+	// Output: system: "Recalled from earlier in this conversation:\n\nuser: My locker code is 4711."
 }

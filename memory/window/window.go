@@ -30,6 +30,8 @@ import (
 	"slices"
 	"sync"
 	"unicode"
+
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 // Role is who produced a message.
@@ -121,6 +123,9 @@ type Window struct {
 	counter Counter
 	msgs    []entry
 	calls   map[string]bool // tool call IDs seen on assistant messages
+	recall  bool
+	share   float64
+	st      *store // engine backing; nil for a plain in-memory window
 }
 
 type entry struct {
@@ -133,6 +138,13 @@ type entry struct {
 type Options struct {
 	// Counter estimates tokens; default DefaultCounter.
 	Counter Counter
+	// Recall keeps evicted rounds searchable and spends RecallShare of the
+	// budget (default 0.25) on those most relevant to the newest user
+	// message; see persist.go.
+	Recall      bool
+	RecallShare float64
+	// Embedder for recall; default embed.NewHashing(0).
+	Embedder embed.Embedder
 }
 
 // New returns an empty window with a token budget (> 0).
@@ -141,8 +153,32 @@ func New(budget int, opts *Options) (*Window, error) {
 		return nil, fmt.Errorf("%w: budget %d, want > 0", ErrInvalid, budget)
 	}
 	w := &Window{budget: budget, counter: DefaultCounter, calls: map[string]bool{}}
-	if opts != nil && opts.Counter != nil {
-		w.counter = opts.Counter
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Counter != nil {
+		w.counter = o.Counter
+	}
+	if o.Recall {
+		if o.RecallShare == 0 {
+			o.RecallShare = 0.25
+		}
+		if o.RecallShare <= 0 || o.RecallShare >= 1 {
+			return nil, fmt.Errorf("%w: RecallShare %v, want between 0 and 1", ErrInvalid, o.RecallShare)
+		}
+		if o.Embedder == nil {
+			h, err := embed.NewHashing(0)
+			if err != nil {
+				return nil, err
+			}
+			o.Embedder = h
+		}
+		st, err := newRecallStore(o.Embedder)
+		if err != nil {
+			return nil, err
+		}
+		w.recall, w.share, w.st = true, o.RecallShare, st
 	}
 	return w, nil
 }
@@ -159,22 +195,29 @@ func (w *Window) SetBudget(budget int) error {
 }
 
 // Record appends m.
-func (w *Window) Record(ctx context.Context, m Message) error { return w.record(m, false) }
+func (w *Window) Record(ctx context.Context, m Message) error { return w.record(ctx, m, false) }
 
 // RecordProtected appends m; the round holding it is never trimmed.
-func (w *Window) RecordProtected(ctx context.Context, m Message) error { return w.record(m, true) }
+func (w *Window) RecordProtected(ctx context.Context, m Message) error {
+	return w.record(ctx, m, true)
+}
 
-func (w *Window) record(m Message, protected bool) error {
+func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.check(m); err != nil {
 		return err
 	}
+	e := entry{m.clone(), protected, w.counter(m)}
+	if err := w.persist(ctx, len(w.msgs), e); err != nil {
+		return err
+	}
 	for _, c := range m.ToolCalls {
 		w.calls[c.ID] = true
 	}
-	w.msgs = append(w.msgs, entry{m.clone(), protected, w.counter(m)})
-	return nil
+	w.msgs = append(w.msgs, e)
+	rs := w.rounds()
+	return w.indexRound(ctx, rs, len(rs)-1)
 }
 
 // check validates m against the session so far. The caller holds w.mu.
@@ -207,7 +250,17 @@ func (w *Window) check(m Message) error {
 func (w *Window) Context(ctx context.Context) ([]Message, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.window(), nil
+	if !w.recall {
+		out, _ := w.window(w.budget)
+		return out, nil
+	}
+	recallBudget := int(float64(w.budget) * w.share)
+	out, evicted := w.window(w.budget - recallBudget)
+	block, ok, err := w.recalled(ctx, w.rounds(), evicted, recallBudget)
+	if err != nil || !ok {
+		return out, err
+	}
+	return append([]Message{block}, out...), nil
 }
 
 // round is a run of entries [start, end).
@@ -231,11 +284,12 @@ func (w *Window) rounds() []round {
 	return rs
 }
 
-// window picks the rounds to keep. The caller holds w.mu.
-func (w *Window) window() []Message {
+// window picks the rounds to keep within budget and returns their
+// messages and the indexes of the rounds left out. The caller holds w.mu.
+func (w *Window) window(budget int) ([]Message, []int) {
 	rs := w.rounds()
 	if len(rs) == 0 {
-		return []Message{}
+		return []Message{}, nil
 	}
 	keep := make([]bool, len(rs))
 	used := 0
@@ -252,21 +306,24 @@ func (w *Window) window() []Message {
 		if keep[i] {
 			continue
 		}
-		if used+rs[i].tokens > w.budget {
+		if used+rs[i].tokens > budget {
 			break
 		}
 		keep[i] = true
 		used += rs[i].tokens
 	}
 	var out []Message
+	var evicted []int
 	for i, r := range rs {
-		if keep[i] {
-			for _, e := range w.msgs[r.start:r.end] {
-				out = append(out, e.m.clone())
-			}
+		if !keep[i] {
+			evicted = append(evicted, i)
+			continue
+		}
+		for _, e := range w.msgs[r.start:r.end] {
+			out = append(out, e.m.clone())
 		}
 	}
-	return out
+	return out, evicted
 }
 
 var _ Memory = (*Window)(nil)

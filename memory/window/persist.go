@@ -1,0 +1,232 @@
+package window
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
+)
+
+// Persistence and recall.
+//
+// A window opened with Open keeps every message in an engine collection
+// ("<name>.messages", one record per message, IDs in recording order), so
+// an agent that restarts resumes its conversation, protected instructions
+// included. With Options.Recall, each round is also embedded into
+// "<name>.rounds"; Context then spends Options.RecallShare of the budget on
+// the evicted rounds most relevant to the newest user message, as one
+// system message (starting with RecallHeader) placed before the kept
+// rounds. New with Recall keeps the rounds in an in-memory database.
+
+// RecallHeader starts the system message that carries recalled rounds.
+const RecallHeader = "Recalled from earlier in this conversation:"
+
+// store is a window's engine backing.
+type store struct {
+	db       *engine.DB
+	ownDB    bool
+	messages *engine.Collection // nil for a New window with recall only
+	rounds   *engine.Collection // nil without recall
+	emb      embed.Embedder
+}
+
+// Open returns a window whose messages persist in db under name, loading
+// any recorded before. Close releases it (db stays the caller's).
+func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error) {
+	w, err := New(budget, opts)
+	if err != nil {
+		return nil, err
+	}
+	if w.st == nil {
+		w.st = &store{db: db}
+	} else {
+		// New made an in-memory database for recall; use db instead.
+		w.st.db.Close()
+		w.st.db, w.st.ownDB = db, false
+	}
+	if w.st.messages, err = db.CreateCollection(name+".messages", engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat}); err != nil {
+		return nil, err
+	}
+	if w.recall {
+		if w.st.rounds, err = w.st.roundCollection(name); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.load(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (s *store) roundCollection(name string) (*engine.Collection, error) {
+	c, err := s.db.CreateCollection(name+".rounds", engine.CollectionConfig{Dimension: s.emb.Dimension(), Embedder: s.emb.Identity()})
+	if errors.Is(err, engine.ErrCollectionExists) {
+		return nil, fmt.Errorf("%w: %s.rounds was embedded with another embedder", ErrInvalid, name)
+	}
+	return c, err
+}
+
+// newRecallStore is the in-memory backing of New with recall.
+func newRecallStore(e embed.Embedder) (*store, error) {
+	db, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		return nil, err
+	}
+	s := &store{db: db, ownDB: true, emb: e}
+	if s.rounds, err = s.roundCollection("window"); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases an in-memory recall database; a persistent window's
+// database belongs to the caller.
+func (w *Window) Close() error {
+	if w.st != nil && w.st.ownDB {
+		return w.st.db.Close()
+	}
+	return nil
+}
+
+// persist writes message number seq. The caller holds w.mu.
+func (w *Window) persist(ctx context.Context, seq int, e entry) error {
+	if w.st == nil || w.st.messages == nil {
+		return nil
+	}
+	calls, _ := json.Marshal(e.m.ToolCalls)
+	meta := map[string]any{"role": string(e.m.Role), "reasoning": e.m.Reasoning, "tool_calls": string(calls),
+		"tool_call_id": e.m.ToolCallID, "protected": e.protected}
+	_, err := w.st.messages.Upsert(ctx, engine.Record{ID: fmt.Sprintf("%012d", seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta})
+	return err
+}
+
+// load reads the recorded messages back. The caller is Open.
+func (w *Window) load() error {
+	after := ""
+	for {
+		page, next, err := w.st.messages.Scan(after, 1000)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			m := Message{Content: r.Content}
+			role, _ := r.Metadata["role"].(string)
+			m.Role = Role(role)
+			m.Reasoning, _ = r.Metadata["reasoning"].(string)
+			m.ToolCallID, _ = r.Metadata["tool_call_id"].(string)
+			if calls, _ := r.Metadata["tool_calls"].(string); calls != "" && calls != "null" {
+				if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
+					return fmt.Errorf("window: stored message %s: %v", r.ID, err)
+				}
+			}
+			protected, _ := r.Metadata["protected"].(bool)
+			for _, c := range m.ToolCalls {
+				w.calls[c.ID] = true
+			}
+			w.msgs = append(w.msgs, entry{m, protected, w.counter(m)})
+		}
+		if next == "" {
+			return nil
+		}
+		after = next
+	}
+}
+
+// indexRound (re-)embeds round i after a message joined it. The caller
+// holds w.mu.
+func (w *Window) indexRound(ctx context.Context, rs []round, i int) error {
+	if !w.recall {
+		return nil
+	}
+	t := w.roundText(rs[i])
+	vs, err := w.st.emb.Embed(ctx, []string{t})
+	if err != nil {
+		return err
+	}
+	if isZero(vs[0]) {
+		return nil // nothing searchable in this round (yet)
+	}
+	_, err = w.st.rounds.Upsert(ctx, engine.Record{ID: strconv.Itoa(i), Vector: vs[0], Metadata: map[string]any{"round": i}})
+	return err
+}
+
+func isZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// roundText renders a round as "role: content" lines.
+func (w *Window) roundText(r round) string {
+	var b strings.Builder
+	for _, e := range w.msgs[r.start:r.end] {
+		if e.m.Content == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s\n", e.m.Role, e.m.Content)
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// recalled picks, among the evicted rounds, the ones most relevant to the
+// newest user message that fit in budget tokens, and renders them as one
+// system message (ok false when none). The caller holds w.mu.
+func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget int) (Message, bool, error) {
+	var query string
+	for i := len(w.msgs) - 1; i >= 0; i-- {
+		if w.msgs[i].m.Role == User {
+			query = w.msgs[i].m.Content
+			break
+		}
+	}
+	if query == "" || len(evicted) == 0 || budget <= 0 {
+		return Message{}, false, nil
+	}
+	vs, err := w.st.emb.Embed(ctx, []string{query})
+	if err != nil || isZero(vs[0]) {
+		return Message{}, false, err
+	}
+	in := make([]any, len(evicted))
+	for i, r := range evicted {
+		in[i] = r
+	}
+	f, err := engine.NewFilter(map[string]any{"round": map[string]any{"$in": in}})
+	if err != nil {
+		return Message{}, false, err
+	}
+	hits, err := w.st.rounds.Query(ctx, engine.Query{Vector: vs[0], K: len(evicted), Filter: f})
+	if err != nil {
+		return Message{}, false, err
+	}
+	header := Message{Role: System, Content: RecallHeader}
+	used := w.counter(header)
+	var picked []int
+	for _, h := range hits {
+		i, _ := strconv.Atoi(h.Record.ID)
+		cost := w.counter(Message{Content: w.roundText(rs[i])})
+		if used+cost > budget {
+			continue
+		}
+		used += cost
+		picked = append(picked, i)
+	}
+	if len(picked) == 0 {
+		return Message{}, false, nil
+	}
+	slices.Sort(picked) // chronological inside the block
+	parts := []string{RecallHeader}
+	for _, i := range picked {
+		parts = append(parts, w.roundText(rs[i]))
+	}
+	return Message{Role: System, Content: strings.Join(parts, "\n\n")}, true, nil
+}

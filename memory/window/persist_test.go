@@ -1,0 +1,101 @@
+package window
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mnemodb/mnemo/engine"
+)
+
+func TestPersistentWindow(t *testing.T) {
+	dir := t.TempDir()
+	db, err := engine.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(db, "agent", 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordProtected(ctx, Message{Role: System, Content: "Always answer in French."})
+	w.Record(ctx, Message{Role: User, Content: "Find flights"})
+	w.Record(ctx, Message{Role: Assistant, Reasoning: "need a tool", ToolCalls: []ToolCall{{ID: "c1", Name: "flights", Arguments: `{"to":"LIS"}`}}})
+	w.Record(ctx, Message{Role: Tool, Content: "3 flights", ToolCallID: "c1"})
+	before, _ := w.Context(ctx)
+	w.Close()
+	db.Close()
+
+	db, _ = engine.Open(dir, nil)
+	defer db.Close()
+	w, err = Open(db, "agent", 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := w.Context(ctx)
+	if fmt.Sprintf("%+v", before) != fmt.Sprintf("%+v", after) {
+		t.Fatalf("after reopen:\n%+v\nwant\n%+v", after, before)
+	}
+	// The restored tool calls still validate tool results.
+	if err := w.Record(ctx, Message{Role: Tool, Content: "late result", ToolCallID: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Record(ctx, Message{Role: Tool, Content: "x", ToolCallID: "c2"}); !errors.Is(err, ErrUnknownToolCall) {
+		t.Fatalf("unknown call after reopen: %v", err)
+	}
+	w.SetBudget(1)
+	got, _ := w.Context(ctx)
+	if got[0].Content != "Always answer in French." {
+		t.Fatalf("the protected instruction was lost: %+v", got)
+	}
+}
+
+func TestRecall(t *testing.T) {
+	w, err := New(60, &Options{Recall: true, RecallShare: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Record(ctx, Message{Role: User, Content: "my dog is called Rex"})
+	w.Record(ctx, Message{Role: Assistant, Content: "noted"})
+	for i := 0; i < 6; i++ {
+		w.Record(ctx, Message{Role: User, Content: fmt.Sprintf("filler question %d", i)})
+		w.Record(ctx, Message{Role: Assistant, Content: "ok"})
+	}
+	w.Record(ctx, Message{Role: User, Content: "what is my dog called"})
+	got, _ := w.Context(ctx)
+	if got[0].Role != System || !strings.HasPrefix(got[0].Content, RecallHeader) || !strings.Contains(got[0].Content, "user: my dog is called Rex") {
+		t.Fatalf("no recall block first: %+v", got)
+	}
+	if last := got[len(got)-1]; last.Content != "what is my dog called" {
+		t.Fatalf("the newest round is not last: %+v", got)
+	}
+	total := 0
+	for _, m := range got {
+		total += DefaultCounter(m)
+	}
+	if total > 60 {
+		t.Fatalf("%d tokens for a budget of 60", total)
+	}
+	plain, _ := New(30, nil) // the share the recall window keeps for rounds
+	for _, m := range w.msgsCopy() {
+		plain.Record(ctx, m)
+	}
+	if got, _ := plain.Context(ctx); strings.Contains(fmt.Sprint(got), "Rex") {
+		t.Fatal("without recall the evicted fact should be gone")
+	}
+	if _, err := New(10, &Options{Recall: true, RecallShare: 1.5}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("share 1.5: %v", err)
+	}
+}
+
+func (w *Window) msgsCopy() []Message {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []Message
+	for _, e := range w.msgs {
+		out = append(out, e.m.clone())
+	}
+	return out
+}
