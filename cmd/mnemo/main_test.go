@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		out  string
+	}{
+		{nil, 2, "Usage:"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"help"}, 0, "mnemo demo"},
+		{[]string{"demo", "--nope"}, 2, "flag provided but not defined"},
+		{[]string{"demo", "extra"}, 2, `unexpected argument "extra"`},
+		{[]string{"demo", "--help"}, 0, "--keep"},
+	}
+	for _, tt := range tests {
+		var out, errOut bytes.Buffer
+		code := run(tt.args, &out, &errOut)
+		all := out.String() + errOut.String()
+		if code != tt.code || !strings.Contains(all, tt.out) {
+			t.Errorf("mnemo %v: exit %d, output %q; want exit %d and %q", tt.args, code, all, tt.code, tt.out)
+		}
+		if strings.Contains(all, "goroutine ") {
+			t.Errorf("mnemo %v printed a stack trace", tt.args)
+		}
+	}
+}
+
+// TestDemo runs the demo into a kept directory and checks that each adapter
+// recalled what it should and that the database reopens from checkpoints.
+func TestDemo(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kept")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"demo", "--keep", dir}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	s := out.String()
+	for _, want := range []string{
+		"get_weather map[city:Paris]",
+		`Search("work")`, `["Paul works at Google"`,
+		`"Use detailed responses."`, "/travel/lisbon.md",
+		"user: My locker code is 4711.",
+		"The user's favourite programming language is Go",
+		"toolmem.tools", "opened by checkpoint+replay",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "db")); err != nil {
+		t.Fatalf("--keep did not keep the database: %v", err)
+	}
+}
