@@ -90,9 +90,6 @@ func (c *Collection) checkpoint() error {
 		return err
 	}
 	desc := checkpointDesc{File: fmt.Sprintf("%08x-%016x.%s", c.id, seq, c.cfg.Index), Seq: seq, Size: int64(buf.Len()), Time: time.Now().UTC()}
-	if old != nil && old.File == desc.File {
-		return nil // nothing was written since
-	}
 	if err := c.db.writeFileAtomic(desc.File, buf.Bytes()); err != nil {
 		return fmt.Errorf("engine: checkpoint %q: %w", c.name, err)
 	}
@@ -112,7 +109,10 @@ func (c *Collection) checkpoint() error {
 	if err := hook(4); err != nil {
 		return err
 	}
-	if old != nil {
+	// With no write since the last checkpoint the name is the same and the
+	// file was just replaced (a rebuild after a damaged checkpoint does
+	// that); there is nothing old to remove then.
+	if old != nil && old.File != desc.File {
 		if err := c.db.fs.Remove(c.db.fs.PathJoin(c.db.cpPath, old.File)); err != nil && !errors.Is(err, errNotExist) {
 			c.db.logf("checkpoint %q: remove %s: %v", c.name, old.File, err)
 		}
