@@ -178,6 +178,9 @@ func (db *DB) readDesc(cid uint32) (*checkpointDesc, bool, error) {
 	return &d, true, nil
 }
 
+// reasonNoCheckpoint is the rebuild reason when no checkpoint exists yet.
+const reasonNoCheckpoint = "no checkpoint"
+
 // loadInfo records how a collection's index was brought up at Open.
 type loadInfo struct {
 	how            string // "empty", "checkpoint+replay", "rebuild"
@@ -208,7 +211,7 @@ func (c *Collection) load() error {
 		}
 		c.idx, info.how = idx, "empty"
 	case desc == nil && !hadDesc:
-		info.how, info.reason = "rebuild", "no checkpoint"
+		info.how, info.reason = "rebuild", reasonNoCheckpoint
 	case desc == nil:
 		info.how, info.reason = "rebuild", "checkpoint descriptor is damaged"
 	default:

@@ -412,3 +412,18 @@ func (c *Collection) Scan(after string, limit int) ([]Record, string, error) {
 	}
 	return out, "", nil
 }
+
+// Validate reports whether Upsert would accept r, without writing anything
+// (an empty ID is valid: Upsert assigns one).
+func (c *Collection) Validate(r Record) error {
+	if r.ID == "" {
+		r.ID = "_"
+	}
+	if _, err := validateRecord(&r); err != nil {
+		return err
+	}
+	if err := c.checkVector(r.Vector); err != nil {
+		return fmt.Errorf("record %q: %w", r.ID, err)
+	}
+	return nil
+}

@@ -46,7 +46,9 @@ func (c *Collection) verify() ([]string, error) {
 	c.mu.RLock()
 	info := c.loadInfo
 	c.mu.RUnlock()
-	if info.how == "rebuild" {
+	// A rebuild because no checkpoint existed yet (a crash before the
+	// first one) is normal operation; any other reason is damage.
+	if info.how == "rebuild" && info.reason != reasonNoCheckpoint {
 		ps = append(ps, "index was rebuilt at open: "+info.reason)
 	}
 	n := 0

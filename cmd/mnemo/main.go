@@ -1,6 +1,7 @@
 // Command mnemo is mnemo's command-line tool.
 //
 //	mnemo demo [--keep DIR]    store and recall real memories through every adapter
+//	mnemo import|export|get|query|stats|checkpoint|verify --db DIR ...
 //
 // Usage errors exit with status 2; other failures print one line and exit 1.
 package main
@@ -19,8 +20,15 @@ var errUsage = errors.New("usage")
 const usage = `mnemo: an embedded vector database and agent memory for Go
 
 Usage:
-  mnemo demo [--keep DIR]   store and recall memories through every adapter in an on-disk database
-  mnemo help                this text
+  mnemo demo [--keep DIR]                         store and recall memories through every adapter
+  mnemo import --db DIR --collection NAME [--dim N --metric M] [--file F] [--batch N] [--skip-bad]
+  mnemo export --db DIR --collection NAME [--out FILE]
+  mnemo get --db DIR --collection NAME ID...
+  mnemo query --db DIR --collection NAME (--vector JSON | --text TEXT) [--k N] [--ef N] [--filter JSON]
+  mnemo stats --db DIR
+  mnemo checkpoint --db DIR [--collection NAME]
+  mnemo verify --db DIR                           exit status 0 only when consistent
+  mnemo help                                      this text
 
 Run "mnemo COMMAND --help" for a command's flags.
 `
@@ -39,6 +47,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		err = demo(args[1:], stdout, stderr)
+	case "import":
+		err = importCmd(args[1:], os.Stdin, stdout, stderr)
+	case "export":
+		err = export(args[1:], stdout, stderr)
+	case "get":
+		err = get(args[1:], stdout, stderr)
+	case "query":
+		err = query(args[1:], stdout, stderr)
+	case "stats":
+		err = stats(args[1:], stdout, stderr)
+	case "checkpoint":
+		err = checkpoint(args[1:], stdout, stderr)
+	case "verify":
+		err = verify(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -52,7 +74,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
+		if err != errUsage {
+			fmt.Fprintf(stderr, "mnemo %s: %v\n", args[0], err)
+		}
 		return 2
+	case errors.Is(err, errInconsistent):
+		return 1
 	}
 	fmt.Fprintf(stderr, "mnemo %s: %v\n", args[0], err)
 	return 1
@@ -68,6 +95,14 @@ func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// usageErr maps a flag parsing error to errUsage (help stays help).
+func usageErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return errUsage
 }
 
 // parse parses args, mapping a bad flag to errUsage.

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
+)
+
+// jsonRecord is the JSONL form of a record for import and export.
+type jsonRecord struct {
+	ID       string         `json:"id"`
+	Vector   []float32      `json:"vector"`
+	Content  string         `json:"content,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+func toJSON(r engine.Record) jsonRecord {
+	return jsonRecord{ID: r.ID, Vector: r.Vector, Content: r.Content, Metadata: r.Metadata}
+}
+
+// dbFlags adds --db (and --collection when coll) to fs.
+func dbFlags(fs *flag.FlagSet, coll bool) (*string, *string) {
+	dir := fs.String("db", "", "database `DIR` (required)")
+	var name *string
+	if coll {
+		name = fs.String("collection", "", "collection `NAME` (required)")
+	}
+	return dir, name
+}
+
+func openDB(dir string) (*engine.DB, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("%w: --db is required", errUsage)
+	}
+	return engine.Open(dir, nil)
+}
+
+func collection(db *engine.DB, name string) (*engine.Collection, error) {
+	if name == "" {
+		return nil, fmt.Errorf("%w: --collection is required", errUsage)
+	}
+	return db.Collection(name)
+}
+
+func stats(args []string, out, stderr io.Writer) error {
+	fs := newFlags("stats", "stats --db DIR", stderr)
+	dir, _ := dbFlags(fs, false)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	db, err := openDB(*dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	st, err := db.Stats()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "opened in %s\n", st.OpenDuration)
+	for _, c := range st.Collections {
+		fmt.Fprintf(out, "%s: %d records, dimension %d, %v, %s index (%d bytes, %d tombstones), %d log records, last checkpoint at seq %d, opened by %s",
+			c.Name, c.Records, c.Config.Dimension, c.Config.Metric, c.Config.Index, c.IndexBytes, c.IndexTombstones, c.LogRecords, c.LastCheckpointSeq, c.OpenedBy)
+		if c.RebuildReason != "" {
+			fmt.Fprintf(out, " (%s)", c.RebuildReason)
+		}
+		fmt.Fprintln(out)
+	}
+	return nil
+}
+
+func get(args []string, out, stderr io.Writer) error {
+	fs := newFlags("get", "get --db DIR --collection NAME ID...", stderr)
+	dir, name := dbFlags(fs, true)
+	if err := fs.Parse(args); err != nil {
+		return usageErr(err)
+	}
+	if fs.NArg() == 0 {
+		return fmt.Errorf("%w: no IDs given", errUsage)
+	}
+	db, err := openDB(*dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := collection(db, *name)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(out)
+	for _, id := range fs.Args() {
+		r, ok, err := c.Get(id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("no record %q in %q", id, *name)
+		}
+		enc.Encode(toJSON(r))
+	}
+	return nil
+}
+
+func query(args []string, out, stderr io.Writer) error {
+	fs := newFlags("query", "query --db DIR --collection NAME (--vector JSON | --text TEXT) [--k N] [--ef N] [--filter JSON]", stderr)
+	dir, name := dbFlags(fs, true)
+	vecJSON := fs.String("vector", "", "query vector as a JSON array")
+	text := fs.String("text", "", "query text, embedded with the offline embedder")
+	k := fs.Int("k", 10, "number of hits")
+	ef := fs.Int("ef", 0, "HNSW search width (0: the collection's default)")
+	filter := fs.String("filter", "", "metadata filter as JSON, e.g. '{\"source\": \"web\"}'")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if (*vecJSON == "") == (*text == "") {
+		fmt.Fprintln(stderr, "mnemo query: give exactly one of --vector and --text")
+		return errUsage
+	}
+	db, err := openDB(*dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := collection(db, *name)
+	if err != nil {
+		return err
+	}
+	var v []float32
+	if *vecJSON != "" {
+		if err := json.Unmarshal([]byte(*vecJSON), &v); err != nil {
+			return fmt.Errorf("--vector: %v", err)
+		}
+	} else {
+		h, err := embed.NewHashing(c.Config().Dimension)
+		if err != nil {
+			return err
+		}
+		if id := c.Config().Embedder; id != "" && id != h.Identity() {
+			return fmt.Errorf("--text embeds with %s, but %q was made with %s; pass --vector", h.Identity(), *name, id)
+		}
+		v = h.Vector(*text)
+	}
+	f, err := engine.ParseFilter(*filter)
+	if err != nil {
+		return err
+	}
+	hits, err := c.Query(context.Background(), engine.Query{Vector: v, K: *k, Ef: *ef, Filter: f})
+	if err != nil {
+		return err
+	}
+	for _, h := range hits {
+		fmt.Fprintf(out, "%.4f  %s  %s\n", h.Similarity, h.Record.ID, oneLine(h.Record.Content, 100))
+	}
+	return nil
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "..."
+	}
+	return s
+}
+
+func checkpoint(args []string, out, stderr io.Writer) error {
+	fs := newFlags("checkpoint", "checkpoint --db DIR [--collection NAME]", stderr)
+	dir, name := dbFlags(fs, true)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	db, err := openDB(*dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	names := db.Collections()
+	if *name != "" {
+		names = []string{*name}
+	}
+	for _, n := range names {
+		c, err := db.Collection(n)
+		if err != nil {
+			return err
+		}
+		if err := c.Checkpoint(); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "checkpointed %s\n", n)
+	}
+	return nil
+}
+
+func verify(args []string, out, stderr io.Writer) error {
+	fs := newFlags("verify", "verify --db DIR", stderr)
+	dir, _ := dbFlags(fs, false)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *dir == "" {
+		return fmt.Errorf("%w: --db is required", errUsage)
+	}
+	if _, err := os.Stat(*dir); err != nil {
+		return err
+	}
+	db, err := openDB(*dir)
+	if err != nil {
+		fmt.Fprintf(out, "problem: %v\n", err)
+		return errInconsistent
+	}
+	defer db.Close()
+	problems, err := db.Verify()
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintf(out, "problem: %s\n", p)
+	}
+	if len(problems) > 0 {
+		return errInconsistent
+	}
+	fmt.Fprintf(out, "ok: %d collections consistent\n", len(db.Collections()))
+	return nil
+}
+
+// errInconsistent makes verify exit 1 after printing its problems.
+var errInconsistent = errors.New("the database is not consistent")
+
+func export(args []string, out, stderr io.Writer) error {
+	fs := newFlags("export", "export --db DIR --collection NAME [--out FILE]", stderr)
+	dir, name := dbFlags(fs, true)
+	file := fs.String("out", "", "write to `FILE` instead of standard output")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	db, err := openDB(*dir)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := collection(db, *name)
+	if err != nil {
+		return err
+	}
+	w := out
+	if *file != "" {
+		f, err := os.Create(*file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	after, n := "", 0
+	for {
+		page, next, err := c.Scan(after, 1000)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			if err := enc.Encode(toJSON(r)); err != nil {
+				return err
+			}
+			n++
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "exported %d records\n", n)
+	return nil
+}
