@@ -28,6 +28,8 @@ Usage:
   mnemo stats --db DIR
   mnemo checkpoint --db DIR [--collection NAME]
   mnemo verify --db DIR                           exit status 0 only when consistent
+  mnemo bench ann (--base F --query F [--gt F] | --synthetic n=...,dim=...) [--metric M] [--k N]
+                  [--ef 10,20,...] [--m N] [--efc N] [--backends hnsw,flat,coder] [--threads N] [--json F] [--svg F]
   mnemo help                                      this text
 
 Run "mnemo COMMAND --help" for a command's flags.
@@ -61,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = checkpoint(args[1:], stdout, stderr)
 	case "verify":
 		err = verify(args[1:], stdout, stderr)
+	case "bench":
+		err = benchCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBenchANN(t *testing.T) {
+	dir := t.TempDir()
+	js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
+	var out, errOut bytes.Buffer
+	code := run([]string{"bench", "ann", "--synthetic", "n=1500,dim=16,clusters=8,seed=3,queries=40", "--ef", "10,50",
+		"--backends", "hnsw,flat", "--threads", "1", "--json", js, "--svg", svg}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "recall") {
+		t.Fatalf("no table:\n%s", out.String())
+	}
+	var rows []map[string]any
+	b, _ := os.ReadFile(js)
+	if err := json.Unmarshal(b, &rows); err != nil || len(rows) != 3 {
+		t.Fatalf("JSON: %v, %d rows", err, len(rows))
+	}
+	for _, f := range []string{"backend", "ef", "k", "recall", "qps", "p50_us", "p99_us", "build_s", "build_vps", "bytes_per_vector", "n", "dim", "metric"} {
+		if _, ok := rows[0][f]; !ok {
+			t.Errorf("JSON rows lack %q", f)
+		}
+	}
+	s, _ := os.ReadFile(svg)
+	if err := xml.Unmarshal(s, new(struct{})); err != nil || !bytes.Contains(s, []byte("queries per second")) || !bytes.Contains(s, []byte(">hnsw<")) {
+		t.Fatalf("SVG: %v", err)
+	}
+	for _, bad := range [][]string{{"bench"}, {"bench", "ann"}, {"bench", "ann", "--synthetic", "n=x"}, {"bench", "ann", "--synthetic", "n=10", "--ef", "0"}} {
+		if code := run(bad, &out, &errOut); code != 2 {
+			t.Errorf("mnemo %v: exit %d, want 2", bad, code)
+		}
+	}
+}
