@@ -38,7 +38,7 @@ func WriteSVG(w io.Writer, rows []Row, title string) error {
 	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"}
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n", W, H, W, H)
-	p(`<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	p(`<text x="%d" y="25" font-size="15" font-weight="bold">%s</text>`+"\n", left, html.EscapeString(title))
 	p(`<rect x="%d" y="%d" width="%g" height="%g" fill="none" stroke="#333"/>`+"\n", left, top, pw, ph)
 	for e := lo; e <= hi; e++ {
