@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -70,7 +71,7 @@ func benchANN(args []string, out, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "generating %s\n", *synth)
 		ds = bench.Synthetic(p)
 	case *base != "" && *queryF != "" && *synth == "":
-		if ds, err = bench.LoadTexmex(*base, *base, *queryF, *gt, metric); err != nil {
+		if ds, err = bench.LoadTexmex(filepath.Base(*base), *base, *queryF, *gt, metric); err != nil {
 			return err
 		}
 	default:
