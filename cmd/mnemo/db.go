@@ -44,11 +44,22 @@ func openDB(dir string) (*engine.DB, error) {
 	return engine.Open(dir, nil)
 }
 
-func collection(db *engine.DB, name string) (*engine.Collection, error) {
+// openCollection opens the database in dir and its collection name; the
+// caller closes the database.
+func openCollection(dir, name string) (*engine.DB, *engine.Collection, error) {
 	if name == "" {
-		return nil, fmt.Errorf("%w: --collection is required", errUsage)
+		return nil, nil, fmt.Errorf("%w: --collection is required", errUsage)
 	}
-	return db.Collection(name)
+	db, err := openDB(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := db.Collection(name)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return db, c, nil
 }
 
 func stats(args []string, out, stderr io.Writer) error {
@@ -87,15 +98,11 @@ func get(args []string, out, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return fmt.Errorf("%w: no IDs given", errUsage)
 	}
-	db, err := openDB(*dir)
+	db, c, err := openCollection(*dir, *name)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	c, err := collection(db, *name)
-	if err != nil {
-		return err
-	}
 	enc := json.NewEncoder(out)
 	for _, id := range fs.Args() {
 		r, ok, err := c.Get(id)
@@ -125,15 +132,11 @@ func query(args []string, out, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "mnemo query: give exactly one of --vector and --text")
 		return errUsage
 	}
-	db, err := openDB(*dir)
+	db, c, err := openCollection(*dir, *name)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	c, err := collection(db, *name)
-	if err != nil {
-		return err
-	}
 	var v []float32
 	if *vecJSON != "" {
 		if err := json.Unmarshal([]byte(*vecJSON), &v); err != nil {
@@ -241,15 +244,11 @@ func export(args []string, out, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	db, err := openDB(*dir)
+	db, c, err := openCollection(*dir, *name)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	c, err := collection(db, *name)
-	if err != nil {
-		return err
-	}
 	w := out
 	if *file != "" {
 		f, err := os.Create(*file)
