@@ -288,7 +288,7 @@ func (c *Collection) loadCheckpoint(desc *checkpointDesc, info *loadInfo) error 
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %v", desc.File, err)
 	}
-	idx, err := index.Read(io.NewSectionReader(readerAt{f}, 0, desc.Size))
+	idx, err := index.Read(io.NewSectionReader(f, 0, desc.Size))
 	f.Close()
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %v", desc.File, err)
@@ -314,11 +314,6 @@ func (c *Collection) loadCheckpoint(desc *checkpointDesc, info *loadInfo) error 
 	}
 	return nil
 }
-
-// readerAt adapts a vfs.File.
-type readerAt struct{ f vfs.File }
-
-func (r readerAt) ReadAt(p []byte, off int64) (int, error) { return r.f.ReadAt(p, off) }
 
 // replay makes the index agree with the stored records for every ID a log
 // record touched (see logops.go).

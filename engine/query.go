@@ -161,11 +161,6 @@ func (c *Collection) readMany(recs []Record, onDisk []bool, withVectors bool) er
 	return nil
 }
 
-func inMemory(m map[uint64]string, key uint64) bool {
-	_, ok := m[key]
-	return ok
-}
-
 // exactLimit is the largest number of admitted records for which the exact
 // plan is chosen in a collection of n. Scoring a records exactly costs about
 // a*e; a filtered walk must pass over n/a nodes per admitted one, so it
@@ -207,7 +202,8 @@ func (c *Collection) search(q Query) ([]index.Result, []Record, []bool, Plan, er
 	onDisk := make([]bool, len(res))
 	for i, r := range res {
 		recs[i] = Record{ID: c.keys[r.Key], Metadata: cloneMeta(c.meta[r.Key])}
-		recs[i].Content, onDisk[i] = c.content[r.Key], !inMemory(c.content, r.Key)
+		content, cached := c.content[r.Key]
+		recs[i].Content, onDisk[i] = content, !cached
 	}
 	return res, recs, onDisk, plan, nil
 }

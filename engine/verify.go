@@ -83,7 +83,7 @@ func (c *Collection) verifyCheckpointFile(desc *checkpointDesc) string {
 		return fmt.Sprintf("checkpoint %s: %v", desc.File, err)
 	}
 	defer f.Close()
-	idx, err := index.Read(io.NewSectionReader(readerAt{f}, 0, desc.Size))
+	idx, err := index.Read(io.NewSectionReader(f, 0, desc.Size))
 	if err != nil {
 		return fmt.Sprintf("checkpoint %s: %v", desc.File, err)
 	}

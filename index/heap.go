@@ -1,7 +1,5 @@
 package index
 
-import "math"
-
 // item is a node and its distance to the query.
 type item struct {
 	dist float32
@@ -54,12 +52,4 @@ func (h *minHeap) pop() item {
 	}
 	*h = s
 	return top
-}
-
-// math32Inf returns a float32 infinity of the sign of sign.
-func math32Inf(sign int) float32 {
-	if sign < 0 {
-		return float32(math.Inf(-1))
-	}
-	return float32(math.Inf(1))
 }

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"slices"
 	"sync/atomic"
 )
@@ -222,7 +223,7 @@ func (h *HNSW) anchorLink(u, v uint32, force bool) bool {
 		atomic.StoreUint32(&list[n+1], v)
 		atomic.StoreUint32(&list[0], n+1)
 	default:
-		far, farD := uint32(0), float32(math32Inf(-1))
+		far, farD := uint32(0), float32(math.Inf(-1))
 		for j := uint32(1); j <= n; j++ {
 			e := atomic.LoadUint32(&list[j])
 			if d := h.distID(u, e); d > farD && atomic.LoadUint32(h.anchor(e)) != u {

@@ -99,12 +99,10 @@ func (v *VectorMemory) vector(ctx context.Context, t string) ([]float32, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, x := range vs[0] {
-		if x != 0 {
-			return vs[0], nil
-		}
+	if embed.IsZero(vs[0]) {
+		return nil, fmt.Errorf("%w: no letters or digits", ErrNotEmbeddable)
 	}
-	return nil, fmt.Errorf("%w: no letters or digits", ErrNotEmbeddable)
+	return vs[0], nil
 }
 
 // Add embeds and stores c. Binary and image contents are refused with

@@ -40,6 +40,18 @@ type Embedder interface {
 	Identity() string
 }
 
+// IsZero reports whether v is the zero vector, which is what Hashing
+// returns for a text without letters or digits: such a vector has no
+// direction and cannot be searched by cosine.
+func IsZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // Sentinel errors, matched with errors.Is.
 var (
 	// ErrConfig reports unusable options (no model, no API key, ...).

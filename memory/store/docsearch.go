@@ -63,7 +63,7 @@ func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
 		for i, p := range stale {
 			sum := sha256.Sum256([]byte(texts[i]))
 			x.hashes[p] = hex.EncodeToString(sum[:])
-			if isZero(vecs[i]) {
+			if embed.IsZero(vecs[i]) {
 				x.c.Delete(ctx, p)
 				continue
 			}
@@ -88,15 +88,6 @@ func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
 		}
 	}
 	return nil
-}
-
-func isZero(v []float32) bool {
-	for _, f := range v {
-		if f != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // SearchSemantic returns up to n documents nearest to query in meaning
@@ -128,7 +119,7 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if err != nil {
 		return nil, err
 	}
-	if isZero(qv[0]) {
+	if embed.IsZero(qv[0]) {
 		return nil, fmt.Errorf("%w: query has no letters or digits", ErrEmpty)
 	}
 	hits, err := d.index.c.Query(ctx, engine.Query{Vector: qv[0], K: n})

@@ -117,11 +117,7 @@ func (s *Semantic) vector(ctx context.Context, what, text string) ([]float32, er
 	if err != nil {
 		return nil, err
 	}
-	var n float32
-	for _, x := range vs[0] {
-		n += x * x
-	}
-	if n == 0 {
+	if embed.IsZero(vs[0]) {
 		return nil, fmt.Errorf("%w: %s has no letters or digits to embed", ErrEmpty, what)
 	}
 	return vs[0], nil

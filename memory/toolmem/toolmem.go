@@ -198,11 +198,7 @@ func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, er
 	if err != nil {
 		return nil, err
 	}
-	var norm float32
-	for _, x := range vs[0] {
-		norm += x * x
-	}
-	if norm == 0 {
+	if embed.IsZero(vs[0]) {
 		return nil, fmt.Errorf("%w: %s has nothing to embed (no letters or digits)", ErrEmptyText, what)
 	}
 	return vs[0], nil

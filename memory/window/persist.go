@@ -150,20 +150,11 @@ func (w *Window) indexRound(ctx context.Context, rs []round, i int) error {
 	if err != nil {
 		return err
 	}
-	if isZero(vs[0]) {
+	if embed.IsZero(vs[0]) {
 		return nil // nothing searchable in this round (yet)
 	}
 	_, err = w.st.rounds.Upsert(ctx, engine.Record{ID: strconv.Itoa(i), Vector: vs[0], Metadata: map[string]any{"round": i}})
 	return err
-}
-
-func isZero(v []float32) bool {
-	for _, x := range v {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // roundText renders a round as "role: content" lines.
@@ -193,7 +184,7 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 		return Message{}, false, nil
 	}
 	vs, err := w.st.emb.Embed(ctx, []string{query})
-	if err != nil || isZero(vs[0]) {
+	if err != nil || embed.IsZero(vs[0]) {
 		return Message{}, false, err
 	}
 	in := make([]any, len(evicted))
