@@ -90,21 +90,30 @@ func (c *Collection) checkpoint() error {
 		return err
 	}
 	desc := checkpointDesc{File: fmt.Sprintf("%08x-%016x.%s", c.id, seq, c.cfg.Index), Seq: seq, Size: int64(buf.Len()), Time: time.Now().UTC()}
-	if err := c.db.writeFileAtomic(desc.File, buf.Bytes()); err != nil {
-		return fmt.Errorf("engine: checkpoint %q: %w", c.name, err)
+	if err := c.db.space.reserve(buf.Len()); err != nil {
+		return err
+	}
+	if err := c.db.writeAtomic(c.db.cpPath, desc.File, buf.Bytes()); err != nil {
+		return writeError(fmt.Sprintf("checkpoint %q", c.name), err)
 	}
 	if err := hook(2); err != nil {
 		return err
 	}
 	js, _ := json.Marshal(desc)
-	if err := c.db.pdb.Set(checkpointKey(c.id), js, pebble.Sync); err != nil {
-		return fmt.Errorf("engine: checkpoint %q: store descriptor: %w", c.name, err)
+	b := c.db.pdb.NewBatch()
+	defer b.Close()
+	b.Set(checkpointKey(c.id), js, nil)
+	if err := c.db.commit(b, pebble.Sync, fmt.Sprintf("checkpoint %q: store descriptor", c.name)); err != nil {
+		return err
 	}
 	if err := hook(3); err != nil {
 		return err
 	}
-	if err := c.log.Truncate(seq, pebble.Sync); err != nil {
-		return fmt.Errorf("engine: checkpoint %q: %w", c.name, err)
+	if err := c.db.fail.writeErr(); err != nil {
+		return err
+	}
+	if err := guard(func() error { return c.log.Truncate(seq, pebble.Sync) }); err != nil {
+		return writeError(fmt.Sprintf("checkpoint %q", c.name), err)
 	}
 	if err := hook(4); err != nil {
 		return err
@@ -123,34 +132,34 @@ func (c *Collection) checkpoint() error {
 	return nil
 }
 
-// writeFileAtomic writes name under the checkpoint directory: temp file,
-// fsync, rename, fsync of the directory.
-func (db *DB) writeFileAtomic(name string, data []byte) error {
-	final := db.fs.PathJoin(db.cpPath, name)
+// writeAtomic writes dir/name: temp file, fsync, rename, fsync of the
+// directory. A failed write removes the temp file.
+func (db *DB) writeAtomic(dir, name string, data []byte) error {
+	final := db.fs.PathJoin(dir, name)
 	tmp := final + ".tmp"
 	f, err := db.fs.Create(tmp, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = db.fs.Rename(tmp, final)
+	}
+	if err != nil {
+		db.fs.Remove(tmp)
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := db.fs.Rename(tmp, final); err != nil {
-		return err
-	}
-	return db.syncDir()
+	return db.syncDir(dir)
 }
 
-func (db *DB) syncDir() error {
-	d, err := db.fs.OpenDir(db.cpPath)
+func (db *DB) syncDir(dir string) error {
+	d, err := db.fs.OpenDir(dir)
 	if err != nil {
 		return err
 	}

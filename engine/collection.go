@@ -205,10 +205,7 @@ func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := b.Commit(c.db.writeOpts); err != nil {
-		return fmt.Errorf("engine: commit: %w", err)
-	}
-	return nil
+	return c.db.commit(b, c.db.writeOpts, "commit")
 }
 
 // apply makes the in-memory state reflect a stored record: the maps first,

@@ -83,7 +83,7 @@ func TestCorruptCheckpoint(t *testing.T) {
 // notice, rebuild from the intact records, and report it.
 func TestCorruptLog(t *testing.T) {
 	fs, _ := seedCorruptible(t)
-	pdb, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{log.New(io.Discard, "", 0)}})
+	pdb, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{log.New(io.Discard, "", 0), &failure{}}})
 	if err == nil {
 		prefix := cidPrefix(tagLog, 1)
 		it, _ := pdb.NewIter(&pebble.IterOptions{LowerBound: append(prefix, 0), UpperBound: prefixEnd(prefix)})
@@ -133,7 +133,7 @@ func contains(s, sub string) bool {
 // corruption error naming it, never serve wrong data.
 func TestCorruptRecord(t *testing.T) {
 	fs, _ := seedCorruptible(t)
-	pdb, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{log.New(io.Discard, "", 0)}})
+	pdb, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{log.New(io.Discard, "", 0), &failure{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

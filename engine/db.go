@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -48,6 +49,9 @@ type DB struct {
 	cpDone chan struct{}
 
 	openTook time.Duration
+	id       identity
+	fail     failure
+	space    *spaceGuard
 }
 
 // openDirs guards against opening one directory twice in this process
@@ -76,6 +80,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		collections: make(map[string]*Collection),
 		writeOpts:   pebble.Sync,
 	}
+	db.space = newSpaceGuard(o.FS, dir, o.MinFreeSpace)
 	if o.NoSync {
 		db.writeOpts = pebble.NoSync
 	}
@@ -85,6 +90,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		}
 		dir = "mnemo"
 		db.dir = dir
+		db.space.dir = dir
 	}
 	if err := db.register(); err != nil {
 		return nil, err
@@ -134,36 +140,124 @@ func (db *DB) release() {
 
 // open does the work of Open after registration.
 func (db *DB) open() error {
-	if err := db.fs.MkdirAll(db.dir, 0o755); err != nil {
-		return fmt.Errorf("engine: create %s: %w", db.dir, err)
+	state, err := db.inspectDir()
+	if err != nil {
+		return err
+	}
+	switch {
+	case state == dirForeign:
+		return fmt.Errorf("%w: %s is not empty and holds no mnemo database (mnemo creates one only in an absent or empty directory)", ErrNotDatabase, db.dir)
+	case state == dirEmpty && db.opts.MustExist:
+		return fmt.Errorf("%w: %s", ErrNoDatabase, db.dir)
+	}
+	create := state == dirEmpty
+	id, hasID, idErr := db.readIdentity()
+	if idErr != nil && !IsCorruption(idErr) {
+		return idErr
+	}
+	if create {
+		if err := db.fs.MkdirAll(db.dir, 0o755); err != nil {
+			return openError(db.dir, err)
+		}
 	}
 	lock, err := pebble.LockDirectory(db.dir, db.fs)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrLocked, db.dir, err)
+		return db.lockError(err)
 	}
 	db.lock = lock
 	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
 	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
-		return fmt.Errorf("engine: create %s: %w", db.cpPath, err)
+		return openError(db.cpPath, err)
 	}
 	cache := pebble.NewCache(db.opts.CacheSize)
 	defer cache.Unref()
-	pdb, err := pebble.Open(db.dir, &pebble.Options{
+	popts := &pebble.Options{
 		FS:     db.fs,
 		Lock:   lock,
 		Cache:  cache,
-		Logger: pebbleLogger{db.logger},
+		Logger: pebbleLogger{db.logger, &db.fail},
+		// Pebble's newest format writes sync offsets into its log, so
+		// that a damaged record followed by later synced ones is reported
+		// as corruption instead of being taken for a torn tail.
+		FormatMajorVersion: pebble.FormatNewest,
+		ErrorIfNotExists:   !create,
+		ErrorIfExists:      create,
+		EventListener:      db.fail.listener(db.logger),
+	}
+	err = guard(func() error {
+		pdb, err := pebble.Open(db.dir, popts)
+		if err != nil {
+			return err
+		}
+		db.pdb = pdb
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("engine: open %s: %w", db.dir, err)
+		if !create && errors.Is(err, pebble.ErrDBDoesNotExist) {
+			return fmt.Errorf("%w: %s holds a mnemo database whose Pebble store is missing or incomplete (%v); restore it from a backup", ErrCorrupt, db.dir, err)
+		}
+		if pebble.IsCorruptionError(err) {
+			return fmt.Errorf("%w: open %s: %v", ErrCorrupt, db.dir, err)
+		}
+		return openError(db.dir, err)
 	}
-	db.pdb = pdb
-	if err := db.loadCollections(); err != nil {
-		pdb.Close()
+	if err := guard(db.loadCollections); err != nil {
+		db.closePebble()
 		return err
 	}
+	if err := db.fail.readErr(); err != nil {
+		db.closePebble()
+		return err
+	}
+	if !hasID || idErr != nil {
+		if id, err = db.writeIdentity(); err != nil {
+			db.closePebble()
+			return err
+		}
+		if !create {
+			db.logf("%s: wrote a new identity file (%s)", db.dir, map[bool]string{true: "the old one was damaged", false: "there was none"}[idErr != nil])
+		}
+	}
+	db.id = id
 	db.removeStrayFiles()
 	return nil
+}
+
+// closePebble closes Pebble after a failed open or on Close. A DB that met
+// a fatal error is not closed (Pebble may wait forever on a goroutine
+// Fatalf stopped); its goroutines are left to end with the process.
+func (db *DB) closePebble() error {
+	if db.pdb == nil || db.fail.readErr() != nil {
+		return nil
+	}
+	return guard(db.pdb.Close)
+}
+
+// openError says what went wrong creating or opening a file of the
+// database.
+func openError(path string, err error) error {
+	if errors.Is(err, syscall.EROFS) {
+		return fmt.Errorf("engine: open %s: the file system is read-only: %w", path, err)
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("engine: open %s: permission denied: %w", path, err)
+	}
+	return fmt.Errorf("engine: open %s: %w", path, err)
+}
+
+// lockError says why the directory's lock could not be taken: held by
+// another process (named when the system can tell), or a filesystem
+// that refuses the lock file.
+func (db *DB) lockError(err error) error {
+	if errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission) {
+		return openError(db.dir, err)
+	}
+	if db.fs == vfs.Default {
+		if pid, ok := lockHolder(db.dir); ok {
+			return fmt.Errorf("%w: %s is open in process %d", ErrLocked, db.dir, pid)
+		}
+	}
+	return fmt.Errorf("%w: %s: %v", ErrLocked, db.dir, err)
 }
 
 // stored is a collection's persisted definition.
@@ -240,7 +334,26 @@ func (db *DB) enter() (func(), error) {
 		db.life.RUnlock()
 		return nil, ErrClosed
 	}
+	if err := db.fail.readErr(); err != nil {
+		db.life.RUnlock()
+		return nil, err
+	}
 	return db.life.RUnlock, nil
+}
+
+// commit commits b after checking that the database takes writes and has
+// the free space for it; what names the write in errors.
+func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, what string) error {
+	if err := db.fail.writeErr(); err != nil {
+		return err
+	}
+	if err := db.space.reserve(b.Len()); err != nil {
+		return err
+	}
+	if err := guard(func() error { return b.Commit(opts) }); err != nil {
+		return writeError(what, err)
+	}
+	return nil
 }
 
 // CreateCollection creates a collection, or returns the existing one when
@@ -278,8 +391,8 @@ func (db *DB) CreateCollection(name string, cfg CollectionConfig) (*Collection, 
 	binary.BigEndian.PutUint32(next[:], id+1)
 	b.Set(keyNextCollection, next[:], nil)
 	b.Set(configKey(name), js, nil)
-	if err := b.Commit(pebble.Sync); err != nil {
-		return nil, fmt.Errorf("engine: create %q: %w", name, err)
+	if err := db.commit(b, pebble.Sync, fmt.Sprintf("create %q", name)); err != nil {
+		return nil, err
 	}
 	c, err := db.newCollection(name, id, cfg)
 	if err != nil {
@@ -363,8 +476,8 @@ func (db *DB) DropCollection(name string) error {
 		b.DeleteRange(p, prefixEnd(p), nil)
 	}
 	b.Delete(checkpointKey(c.id), nil)
-	if err := b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("engine: drop %q: %w", name, err)
+	if err := db.commit(b, pebble.Sync, fmt.Sprintf("drop %q", name)); err != nil {
+		return err
 	}
 	c.dropped.Store(true)
 	delete(db.collections, name)
@@ -431,7 +544,17 @@ func (db *DB) Close() error {
 			}
 		}
 	}
-	if err := db.pdb.Close(); err != nil {
+	if err := db.fail.readErr(); err != nil {
+		errs = append(errs, err)
+	} else if db.fail.writeErr() == nil {
+		// A closed database does not need its Pebble log: what was
+		// written is in its tables, so damage to a log file after a clean
+		// Close loses nothing.
+		if err := guard(db.pdb.Flush); err != nil {
+			db.logf("close: flush: %v", err)
+		}
+	}
+	if err := db.closePebble(); err != nil {
 		errs = append(errs, fmt.Errorf("engine: close: %w", err))
 	}
 	db.release()

@@ -35,6 +35,23 @@ var (
 	ErrBadFilter = errors.New("engine: bad filter")
 	// ErrBadQuery reports a malformed query (k, ef, similarity bounds).
 	ErrBadQuery = errors.New("engine: bad query")
+	// ErrNoDatabase reports an Open with Options.MustExist of a directory
+	// that is absent or holds no database.
+	ErrNoDatabase = errors.New("engine: no database")
+	// ErrNotDatabase reports an Open of a directory that is not empty and
+	// holds no mnemo database: Open never creates one among other files.
+	ErrNotDatabase = errors.New("engine: not a mnemo database")
+	// ErrNoSpace reports a write refused or failed for lack of disk space
+	// (see Options.MinFreeSpace). A refused write changed nothing.
+	ErrNoSpace = errors.New("engine: no space left on device")
+	// ErrWriteFailed reports a write that failed inside Pebble's commit
+	// pipeline; later writes fail too until the database is reopened,
+	// reads go on.
+	ErrWriteFailed = errors.New("engine: write failed")
+	// ErrFailed reports a database that met a fatal error in Pebble (other
+	// than corruption, which is ErrCorrupt): every later call fails until
+	// it is reopened.
+	ErrFailed = errors.New("engine: database failed")
 	// ErrCorrupt is matched by every corruption the engine detects in what
 	// it reads from disk. Test for it with IsCorruption.
 	ErrCorrupt = errors.New("engine: corruption")

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -30,6 +29,18 @@ type Options struct {
 	// Log receives Pebble's and the engine's diagnostic messages. Default:
 	// discarded. Set it to os.Stderr to see them.
 	Log io.Writer
+	// MustExist makes Open fail with ErrNoDatabase instead of creating a
+	// database when dir is absent or empty. Tools that only read or repair
+	// a database set it, so a mistyped path is an error, not a new
+	// database. (Open never creates a database in a directory that holds
+	// other files: that is ErrNotDatabase.)
+	MustExist bool
+	// MinFreeSpace is the free space, in bytes, below which writes are
+	// refused with ErrNoSpace, so that a full disk fails writes cleanly
+	// instead of stalling or failing Pebble's log. Default 64 MiB;
+	// negative disables the check (then a full disk fails the write that
+	// meets it and every later write until a reopen).
+	MinFreeSpace int64
 	// FS, when set, replaces the filesystem (tests use a crashable
 	// in-memory one). InMemory is ignored then.
 	FS vfs.FS
@@ -60,6 +71,9 @@ func (o *Options) withDefaults() Options {
 	if r.CheckpointEvery == 0 {
 		r.CheckpointEvery = defaultCheckpointEvery
 	}
+	if r.MinFreeSpace == 0 {
+		r.MinFreeSpace = defaultMinFreeSpace
+	}
 	if r.CacheSize == 0 {
 		r.CacheSize = defaultCacheSize
 	}
@@ -74,18 +88,4 @@ func (o *Options) withDefaults() Options {
 		r.Log = io.Discard
 	}
 	return r
-}
-
-// pebbleLogger routes Pebble's messages to Options.Log. Fatalf must not
-// exit the process of a library's user: it logs and panics, which Pebble
-// reserves for invariant violations.
-type pebbleLogger struct{ l *log.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any) { p.l.Printf("pebble: "+format, args...) }
-func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Printf("pebble: error: "+format, args...)
-}
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Printf("pebble: fatal: "+format, args...)
-	panic(fmt.Sprintf("pebble: "+format, args...))
 }

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// A full disk must fail writes with an error, never hang them or take the
+// process down. Pebble itself treats a failed write to its log as fatal
+// and, when a flush or compaction cannot write, retries it in the
+// background while commits wait for memtable space: on a full disk a
+// write could wait forever. So, as CockroachDB does for Pebble, mnemo
+// refuses writes while the filesystem's free space is below a floor
+// (Options.MinFreeSpace, default 64 MiB): the floor leaves Pebble room to
+// flush, compact and write its MANIFEST, and mnemo room for checkpoints.
+// A refused write changes nothing and returns ErrNoSpace; once space is
+// free again writes succeed, without a reopen. A write that still meets a
+// full disk inside Pebble (another process filled it faster than the
+// check saw) fails with ErrNoSpace too, and later writes fail until the
+// database is reopened (reads go on).
+
+const defaultMinFreeSpace = 64 << 20
+
+// spaceGuard checks free space before writes. It asks the filesystem at
+// most every recheckEvery or after recheckBytes were written since the
+// last answer, so a write costs a statfs only now and then.
+type spaceGuard struct {
+	fs    vfs.FS
+	dir   string
+	floor uint64
+
+	// mu protects the following fields.
+	mu          sync.Mutex
+	checked     time.Time
+	avail       uint64 // free bytes at the last check
+	since       uint64 // bytes written since the last check
+	unsupported bool   // the filesystem cannot tell its free space
+}
+
+const (
+	recheckEvery = 250 * time.Millisecond
+	recheckBytes = 1 << 20
+)
+
+func newSpaceGuard(fs vfs.FS, dir string, floor int64) *spaceGuard {
+	g := &spaceGuard{fs: fs, dir: dir}
+	if floor > 0 {
+		g.floor = uint64(floor)
+	}
+	return g
+}
+
+// reserve reports ErrNoSpace when writing n more bytes would leave less
+// free space than the floor.
+func (g *spaceGuard) reserve(n int) error {
+	if g.floor == 0 {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.unsupported {
+		return nil
+	}
+	g.since += uint64(n)
+	if time.Since(g.checked) >= recheckEvery || g.since >= recheckBytes || g.avail < g.floor+g.since {
+		u, err := g.fs.GetDiskUsage(g.dir)
+		if err != nil {
+			if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, vfs.ErrUnsupported) {
+				g.unsupported = true
+				return nil
+			}
+			return fmt.Errorf("engine: free space of %s: %w", g.dir, err)
+		}
+		g.checked, g.avail, g.since = time.Now(), u.AvailBytes, uint64(n)
+	}
+	if g.avail < g.floor+g.since {
+		g.since -= uint64(n)
+		return fmt.Errorf("%w: %s has %s free, below the %s floor (Options.MinFreeSpace)",
+			ErrNoSpace, g.dir, sizeString(g.avail), sizeString(g.floor))
+	}
+	return nil
+}
+
+// sizeString formats a byte count for messages.
+func sizeString(n uint64) string {
+	const mib = 1 << 20
+	if n >= mib {
+		return fmt.Sprintf("%.1f MiB", float64(n)/mib)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// isNoSpace reports whether err says the disk is full.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, ErrNoSpace)
+}
+
+// writeError maps an error from a write to Pebble or a checkpoint file to
+// what it means for the caller.
+func writeError(what string, err error) error {
+	for _, known := range []error{ErrNoSpace, ErrWriteFailed, ErrFailed, ErrCorrupt} {
+		if errors.Is(err, known) {
+			return err
+		}
+	}
+	if isNoSpace(err) {
+		return fmt.Errorf("%w: %s: %v", ErrNoSpace, what, err)
+	}
+	return fmt.Errorf("engine: %s: %w", what, err)
+}
