@@ -199,13 +199,18 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 
 // commit adds the log record to b and commits it.
 func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) error {
-	if _, err := c.log.Append(b, logBatch, encodeOps(ops)); err != nil {
+	seq, err := c.log.Append(b, logBatch, encodeOps(ops))
+	if err != nil {
 		return fmt.Errorf("engine: log: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return c.db.commit(b, c.db.writeOpts, "commit")
+	if err := c.db.commit(b, c.db.writeOpts, "commit"); err != nil {
+		return err
+	}
+	c.db.markAcked(c.id, seq)
+	return nil
 }
 
 // apply makes the in-memory state reflect a stored record: the maps first,

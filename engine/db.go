@@ -51,6 +51,10 @@ type DB struct {
 	openTook time.Duration
 	id       identity
 	fail     failure
+	// markAtOpen is the sequence mark as Open found it (nil if none);
+	// mark is the one kept up to date (see seqmark.go).
+	markAtOpen map[uint32]uint64
+	mark       *seqMark
 	space    *spaceGuard
 }
 
@@ -201,6 +205,7 @@ func (db *DB) open() error {
 		}
 		return openError(db.dir, err)
 	}
+	db.markAtOpen, _ = readSeqMark(db.fs, db.fs.PathJoin(db.dir, seqMarkFile))
 	if err := guard(db.loadCollections); err != nil {
 		db.closePebble()
 		return err
@@ -219,6 +224,10 @@ func (db *DB) open() error {
 		}
 	}
 	db.id = id
+	if err := db.openSeqMark(); err != nil {
+		db.closePebble()
+		return err
+	}
 	db.removeStrayFiles()
 	return nil
 }
@@ -283,12 +292,48 @@ func (db *DB) loadCollections() error {
 		if err != nil {
 			return err
 		}
+		if err := db.checkSeqMark(c); err != nil {
+			return err
+		}
 		if err := c.load(); err != nil {
 			return err
 		}
 		db.collections[name] = c
 	}
 	return it.Error()
+}
+
+// openSeqMark checks that no collection the mark names was lost and
+// starts a fresh mark from the collections' logs.
+func (db *DB) openSeqMark() error {
+	next, err := db.nextCollectionID()
+	if err != nil {
+		return err
+	}
+	if err := db.checkLostCollections(next); err != nil {
+		return err
+	}
+	seqs := make(map[uint32]uint64, len(db.collections))
+	for _, c := range db.collections {
+		seqs[c.id] = c.log.LastSeq()
+	}
+	m, err := openSeqMark(db.fs, db.fs.PathJoin(db.dir, seqMarkFile), seqs)
+	if err != nil {
+		return writeError("open "+seqMarkFile, err)
+	}
+	db.mark = m
+	return nil
+}
+
+// markAcked advances the sequence mark after a synced commit; failing to
+// write it only weakens the check at the next Open.
+func (db *DB) markAcked(cid uint32, seq uint64) {
+	if db.opts.NoSync {
+		return
+	}
+	if err := db.mark.advance(cid, seq); err != nil {
+		db.logf("%v (the next Open checks less)", err)
+	}
 }
 
 // removeStrayFiles deletes checkpoint files no descriptor names (left by a
@@ -403,6 +448,7 @@ func (db *DB) CreateCollection(name string, cfg CollectionConfig) (*Collection, 
 	}
 	c.loadInfo.how = "empty"
 	db.collections[name] = c
+	db.markAcked(id, 0)
 	return c, nil
 }
 
@@ -481,6 +527,9 @@ func (db *DB) DropCollection(name string) error {
 	}
 	c.dropped.Store(true)
 	delete(db.collections, name)
+	if err := db.mark.forget(c.id); err != nil {
+		db.logf("%v", err)
+	}
 	if desc != nil {
 		db.fs.Remove(db.fs.PathJoin(db.cpPath, desc.File))
 	}
@@ -553,6 +602,9 @@ func (db *DB) Close() error {
 		if err := guard(db.pdb.Flush); err != nil {
 			db.logf("close: flush: %v", err)
 		}
+	}
+	if err := db.mark.close(); err != nil {
+		errs = append(errs, fmt.Errorf("engine: close %s: %w", seqMarkFile, err))
 	}
 	if err := db.closePebble(); err != nil {
 		errs = append(errs, fmt.Errorf("engine: close: %w", err))
