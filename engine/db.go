@@ -55,7 +55,7 @@ type DB struct {
 	// mark is the one kept up to date (see seqmark.go).
 	markAtOpen map[uint32]uint64
 	mark       *seqMark
-	space    *spaceGuard
+	space      *spaceGuard
 }
 
 // openDirs guards against opening one directory twice in this process

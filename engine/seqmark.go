@@ -71,7 +71,6 @@ func readSeqMark(fs vfs.FS, path string) (map[uint32]uint64, bool) {
 	return seqs, true
 }
 
-
 // openSeqMark opens the mark for writing, starting from seqs.
 func openSeqMark(fs vfs.FS, path string, seqs map[uint32]uint64) (*seqMark, error) {
 	f, err := fs.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
