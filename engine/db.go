@@ -197,13 +197,16 @@ func (db *DB) open() error {
 		return nil
 	})
 	if err != nil {
-		if !create && errors.Is(err, pebble.ErrDBDoesNotExist) {
+		switch {
+		case environmental(err) || create:
+			return openError(db.dir, err)
+		case errors.Is(err, pebble.ErrDBDoesNotExist):
 			return fmt.Errorf("%w: %s holds a mnemo database whose Pebble store is missing or incomplete (%v); restore it from a backup", ErrCorrupt, db.dir, err)
+		default:
+			// A store that exists but cannot be opened is damaged: a file
+			// missing, cut short or failing its checksum.
+			return fmt.Errorf("%w: %s: its Pebble store cannot be opened: %v", ErrCorrupt, db.dir, err)
 		}
-		if pebble.IsCorruptionError(err) {
-			return fmt.Errorf("%w: open %s: %v", ErrCorrupt, db.dir, err)
-		}
-		return openError(db.dir, err)
 	}
 	db.markAtOpen, _ = readSeqMark(db.fs, db.fs.PathJoin(db.dir, seqMarkFile))
 	if err := guard(db.loadCollections); err != nil {
@@ -252,6 +255,18 @@ func openError(path string, err error) error {
 		return fmt.Errorf("engine: open %s: permission denied: %w", path, err)
 	}
 	return fmt.Errorf("engine: open %s: %w", path, err)
+}
+
+// environmental reports an error that says something about the machine
+// (a read-only or full filesystem, permissions, exhausted descriptors or
+// memory), not about the database's files.
+func environmental(err error) bool {
+	for _, e := range []error{syscall.EROFS, syscall.ENOSPC, syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, fs.ErrPermission} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // lockError says why the directory's lock could not be taken: held by

@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/mnemodb/mnemo/index"
 	"github.com/mnemodb/mnemo/wal"
 )
@@ -58,7 +60,8 @@ var (
 )
 
 // IsCorruption reports whether err was caused by damaged data on disk: a
-// record, log entry or checkpoint that failed validation.
+// record, log entry or checkpoint that failed validation, a Pebble file
+// that failed its checksum or is missing, or writes lost from Pebble's log.
 func IsCorruption(err error) bool {
-	return errors.Is(err, ErrCorrupt) || wal.IsCorruption(err) || index.IsCorruption(err)
+	return errors.Is(err, ErrCorrupt) || wal.IsCorruption(err) || index.IsCorruption(err) || pebble.IsCorruptionError(err)
 }
