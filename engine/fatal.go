@@ -5,7 +5,7 @@ import (
 	"log"
 	"reflect"
 	"runtime"
-		"sync/atomic"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 )
