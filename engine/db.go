@@ -169,10 +169,6 @@ func (db *DB) open() error {
 		return db.lockError(err)
 	}
 	db.lock = lock
-	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
-	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
-		return openError(db.cpPath, err)
-	}
 	cache := pebble.NewCache(db.opts.CacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
@@ -207,6 +203,11 @@ func (db *DB) open() error {
 			// missing, cut short or failing its checksum.
 			return fmt.Errorf("%w: %s: its Pebble store cannot be opened: %v", ErrCorrupt, db.dir, err)
 		}
+	}
+	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
+	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
+		db.closePebble()
+		return openError(db.cpPath, err)
 	}
 	db.markAtOpen, _ = readSeqMark(db.fs, db.fs.PathJoin(db.dir, seqMarkFile))
 	if err := guard(db.loadCollections); err != nil {
