@@ -37,9 +37,12 @@ type Options struct {
 	MustExist bool
 	// MinFreeSpace is the free space, in bytes, below which writes are
 	// refused with ErrNoSpace, so that a full disk fails writes cleanly
-	// instead of stalling or failing Pebble's log. Default 64 MiB;
-	// negative disables the check (then a full disk fails the write that
-	// meets it and every later write until a reopen).
+	// instead of stalling or failing Pebble's log. Default 64 MiB; at
+	// least 32 MiB (Pebble preallocates each log file and needs room to
+	// flush and compact: with less, a write can stall behind a flush that
+	// cannot finish). Negative disables the check: then a full disk fails
+	// the write that meets it in Pebble's log and every later call until
+	// a reopen, or stalls writes while Pebble retries a flush.
 	MinFreeSpace int64
 	// FS, when set, replaces the filesystem (tests use a crashable
 	// in-memory one). InMemory is ignored then.
@@ -57,6 +60,10 @@ func (o *Options) Validate() error {
 		return nil
 	}
 	var errs []error
+	if o.MinFreeSpace > 0 && o.MinFreeSpace < minFreeSpaceFloor {
+		errs = append(errs, fmt.Errorf("%w: MinFreeSpace is %d, below the %d bytes Pebble needs to rotate its log and flush (negative disables the check)",
+			ErrInvalidConfig, o.MinFreeSpace, int64(minFreeSpaceFloor)))
+	}
 	if o.CacheSize < 0 {
 		errs = append(errs, fmt.Errorf("%w: CacheSize is %d", ErrInvalidConfig, o.CacheSize))
 	}

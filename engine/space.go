@@ -24,7 +24,10 @@ import (
 // check saw) fails with ErrNoSpace too, and so does every later call until
 // the database is reopened (see fatal.go).
 
-const defaultMinFreeSpace = 64 << 20
+const (
+	defaultMinFreeSpace = 64 << 20
+	minFreeSpaceFloor   = 32 << 20
+)
 
 // spaceGuard checks free space before writes. Between two questions to
 // the filesystem it estimates what was used as writeAmp times the bytes
