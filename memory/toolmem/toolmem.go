@@ -95,17 +95,6 @@ func Summarize(result string) string {
 // NewEntryID returns a new random UUID v4 string.
 func NewEntryID() string { return uuid.NewString() }
 
-// Errors, matched with errors.Is.
-var (
-	// ErrEmptyText reports an empty or whitespace-only question or text.
-	ErrEmptyText = errors.New("toolmem: empty text")
-	// ErrEmbedderMismatch reports a memory reopened with an embedder other
-	// than the one its vectors were made with.
-	ErrEmbedderMismatch = errors.New("toolmem: embedder does not match the stored memory")
-	// ErrInvalid reports other bad input (invalid UTF-8, a bad ID).
-	ErrInvalid = errors.New("toolmem: invalid input")
-)
-
 // Options configure a Memory. nil means the defaults.
 type Options struct {
 	// Name prefixes the two collections; default "toolmem".

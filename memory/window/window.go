@@ -24,7 +24,6 @@ package window
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -80,17 +79,6 @@ type Memory interface {
 
 // Counter estimates the tokens of a message.
 type Counter func(Message) int
-
-// Errors, matched with errors.Is.
-var (
-	// ErrInvalid reports a malformed message (unknown role, tool calls on a
-	// non-assistant message, a tool message without a call ID, a call
-	// without an ID).
-	ErrInvalid = errors.New("window: invalid message")
-	// ErrUnknownToolCall reports a tool result whose call ID matches no
-	// earlier assistant tool call.
-	ErrUnknownToolCall = errors.New("window: tool result for an unknown tool call")
-)
 
 // DefaultCounter counts content, reasoning and tool-call arguments (not
 // tool names): in each piece every CJK ideograph is one token and the rest
