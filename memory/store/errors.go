@@ -13,6 +13,10 @@ var (
 	// ErrBadPath reports a path that is malformed or would leave the
 	// store's root.
 	ErrBadPath = errors.New("store: bad path")
+	// ErrNotRegular reports a path in the directory that names something
+	// other than a regular file: a directory, a named pipe, a device or a
+	// socket. The store never opens such an entry for reading.
+	ErrNotRegular = errors.New("store: not a regular file")
 	// ErrNotFound reports a document that does not exist.
 	ErrNotFound = errors.New("store: no such document")
 	// ErrNoMatch reports an Edit whose old text does not occur.
