@@ -114,6 +114,7 @@ type Window struct {
 	recall  bool
 	share   float64
 	st      *store // engine backing; nil for a plain in-memory window
+	closed  bool   // set by Close
 }
 
 type entry struct {
@@ -193,6 +194,9 @@ func (w *Window) RecordProtected(ctx context.Context, m Message) error {
 func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
 	if err := w.check(m); err != nil {
 		return err
 	}
@@ -238,6 +242,9 @@ func (w *Window) check(m Message) error {
 func (w *Window) Context(ctx context.Context) ([]Message, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return nil, ErrClosed
+	}
 	if !w.recall {
 		out, _ := w.window(w.budget)
 		return out, nil
