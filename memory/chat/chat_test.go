@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sync"
 	"testing"
@@ -126,5 +127,51 @@ func TestConcurrentMemories(t *testing.T) {
 	wg.Wait()
 	if len(l.Contents()) != 100 {
 		t.Fatalf("%d contents", len(l.Contents()))
+	}
+}
+
+// TestVectorMemoryNonFiniteNumbers checks that NaN and infinities, as the
+// score threshold or inside what Add stores, are errors rather than a
+// threshold that silently keeps or drops everything.
+func TestVectorMemoryNonFiniteNumbers(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		threshold float32
+	}{
+		{"NaN", float32(math.NaN())},
+		{"+Inf", float32(math.Inf(1))},
+		{"-Inf", float32(math.Inf(-1))},
+	} {
+		t.Run("threshold "+tt.name, func(t *testing.T) {
+			v, err := OpenVector(&VectorOptions{ScoreThreshold: Score(tt.threshold)})
+			if err == nil {
+				v.Close()
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("OpenVector = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	v, err := OpenVector(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for _, tt := range []struct {
+		name string
+		c    Content
+	}{
+		{"NaN in metadata", Content{Content: "the lake is cold", MimeType: TextPlain, Metadata: map[string]any{"temp": math.NaN()}}},
+		{"+Inf deep in metadata", Content{Content: "the lake is cold", MimeType: TextPlain, Metadata: map[string]any{"a": []any{math.Inf(1)}}}},
+		{"NaN in JSON content", Content{Content: map[string]any{"temp": math.NaN()}, MimeType: JSON}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := v.Add(ctx, tt.c); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Add = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if r, _ := v.Query(ctx, "lake"); len(r.Results) != 0 {
+		t.Fatalf("rejected contents were stored: %+v", r.Results)
 	}
 }

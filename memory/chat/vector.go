@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 	"sync"
 
@@ -39,7 +40,8 @@ type VectorOptions struct {
 	Dir string
 	// K is how many contents a query returns; default 3.
 	K int
-	// ScoreThreshold, when set, drops results scoring below it.
+	// ScoreThreshold, when set, drops results scoring below it. NaN and
+	// infinities are ErrInvalid.
 	ScoreThreshold *float32
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
@@ -62,6 +64,11 @@ func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
 	}
 	if o.K < 0 {
 		return nil, fmt.Errorf("%w: K %d", ErrInvalid, o.K)
+	}
+	if o.ScoreThreshold != nil {
+		if t := float64(*o.ScoreThreshold); math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("%w: ScoreThreshold %v, want a finite number", ErrInvalid, t)
+		}
 	}
 	if o.Embedder == nil {
 		h, err := embed.NewHashing(0)
@@ -106,7 +113,8 @@ func (v *VectorMemory) vector(ctx context.Context, t string) ([]float32, error) 
 }
 
 // Add embeds and stores c. Binary and image contents are refused with
-// ErrNotEmbeddable. c is not modified.
+// ErrNotEmbeddable; metadata the database cannot store (values JSON cannot
+// carry, such as NaN) with ErrInvalid. c is not modified.
 func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	if _, ok := c.Content.([]byte); ok || strings.HasPrefix(c.MimeType, "image/") || c.MimeType == OctetStream {
 		return fmt.Errorf("%w: %s content", ErrNotEmbeddable, c.MimeType)
@@ -127,6 +135,9 @@ func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	_, err = v.c.Upsert(ctx, engine.Record{Vector: vec, Content: t, Metadata: meta})
+	if errors.Is(err, engine.ErrInvalidRecord) {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	return err
 }
 

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -61,7 +62,7 @@ type TextEntry struct {
 // Search tunes Retrieve and SearchText; nil means the defaults.
 type Search struct {
 	TopK      int      // at most this many entries; 0 means DefaultTopK
-	Threshold *float32 // minimum similarity; nil means DefaultThreshold
+	Threshold *float32 // minimum similarity; nil means DefaultThreshold; NaN and infinities are ErrInvalid
 }
 
 // Defaults of Search, the original's.
@@ -223,10 +224,11 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 	return e.ID, nil
 }
 
-// wrap maps engine input errors to this package's.
+// wrap maps engine input errors to this package's; the engine's sentinel
+// still matches too.
 func wrap(err error) error {
 	if errors.Is(err, engine.ErrInvalidID) || errors.Is(err, engine.ErrInvalidRecord) {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err
 }
@@ -271,6 +273,9 @@ func (m *Memory) search(ctx context.Context, c *engine.Collection, query string,
 	threshold := float32(DefaultThreshold)
 	if o.Threshold != nil {
 		threshold = *o.Threshold
+		if t := float64(threshold); math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("%w: threshold %v, want a finite number", ErrInvalid, threshold)
+		}
 	}
 	v, err := m.embedOne(ctx, "query", query)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -181,5 +182,52 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	if want := 4 * (30 - 5); m.Count() != want {
 		t.Fatalf("Count = %d, want %d", m.Count(), want)
+	}
+}
+
+// TestNonFiniteNumbers checks that NaN and infinities, as a threshold or
+// inside tool arguments, are errors rather than silently empty results.
+func TestNonFiniteNumbers(t *testing.T) {
+	m := mustOpen(t, "", nil)
+	defer m.Close()
+	const q = "what is the weather in Paris"
+	if _, err := m.Store(ctx, Entry{Question: q, ToolName: "get_weather"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SaveText(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	retrieve := func(s *Search) func() error {
+		return func() error { _, err := m.Retrieve(ctx, q, s); return err }
+	}
+	searchText := func(s *Search) func() error {
+		return func() error { _, err := m.SearchText(ctx, q, s); return err }
+	}
+	store := func(args map[string]any) func() error {
+		return func() error { return storeErr(m, Entry{Question: q, ToolName: "t", ToolArgs: args}) }
+	}
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"Retrieve, NaN threshold", retrieve(&Search{Threshold: Threshold(nan)})},
+		{"Retrieve, +Inf threshold", retrieve(&Search{Threshold: Threshold(inf)})},
+		{"Retrieve, -Inf threshold", retrieve(&Search{Threshold: Threshold(-inf)})},
+		{"Retrieve, NaN threshold and TopK 5", retrieve(&Search{TopK: 5, Threshold: Threshold(nan)})},
+		{"SearchText, NaN threshold", searchText(&Search{Threshold: Threshold(nan)})},
+		{"SearchText, -Inf threshold", searchText(&Search{Threshold: Threshold(-inf)})},
+		{"Store, NaN argument", store(map[string]any{"lat": math.NaN()})},
+		{"Store, nested +Inf argument", store(map[string]any{"range": []any{1.0, math.Inf(1)}})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, ErrInvalid) {
+				t.Errorf("got %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if m.Count() != 1 {
+		t.Fatalf("Count = %d after rejected stores, want 1", m.Count())
 	}
 }

@@ -153,7 +153,7 @@ func New(budget int, opts *Options) (*Window, error) {
 		if o.RecallShare == 0 {
 			o.RecallShare = 0.25
 		}
-		if o.RecallShare <= 0 || o.RecallShare >= 1 {
+		if !(o.RecallShare > 0 && o.RecallShare < 1) { // NaN too
 			return nil, fmt.Errorf("%w: RecallShare %v, want between 0 and 1", ErrInvalid, o.RecallShare)
 		}
 		if o.Embedder == nil {
