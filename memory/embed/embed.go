@@ -19,6 +19,8 @@
 // context, retry 429 and 5xx answers with exponential backoff (honouring
 // Retry-After), report a 4xx with the server's own message, and check that
 // the server returned one vector per text, each of the expected dimension.
+// A response cut short is retried like a network error and reported as
+// truncated; one over MaxResponseBytes is an error naming the limit.
 package embed
 
 import "context"
