@@ -12,6 +12,7 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/jsondepth"
 )
 
 // VectorMemory stores contents in an engine collection and adds the K most
@@ -46,6 +47,11 @@ type VectorOptions struct {
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
 }
+
+// MaxMetadataDepth is how deeply a Content's Metadata may nest objects and
+// arrays in a VectorMemory: one level less than the database allows in a
+// record's metadata.
+const MaxMetadataDepth = jsondepth.MaxMetadata - 1
 
 // Score returns a pointer to s, for VectorOptions.ScoreThreshold.
 func Score(s float32) *float32 { return &s }
@@ -113,11 +119,17 @@ func (v *VectorMemory) vector(ctx context.Context, t string) ([]float32, error) 
 }
 
 // Add embeds and stores c. Binary and image contents are refused with
-// ErrNotEmbeddable; metadata the database cannot store (values JSON cannot
-// carry, such as NaN) with ErrInvalid. c is not modified.
+// ErrNotEmbeddable; metadata the database cannot store with ErrInvalid:
+// values JSON cannot carry (such as NaN), a map that contains itself, or
+// nesting deeper than MaxMetadataDepth levels (the metadata object itself
+// is the first; it is stored one level down in the record's metadata). c
+// is not modified.
 func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	if _, ok := c.Content.([]byte); ok || strings.HasPrefix(c.MimeType, "image/") || c.MimeType == OctetStream {
 		return fmt.Errorf("%w: %s content", ErrNotEmbeddable, c.MimeType)
+	}
+	if err := jsondepth.Check("metadata", c.Metadata, MaxMetadataDepth); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	t, err := text(c)
 	if err != nil {

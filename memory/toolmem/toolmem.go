@@ -39,6 +39,7 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/jsondepth"
 )
 
 // Entry is one tool-usage memory.
@@ -46,7 +47,7 @@ type Entry struct {
 	ID            string         // NewEntryID() when empty on Store
 	Question      string         // the natural-language question; embedded
 	ToolName      string         // the tool that was called
-	ToolArgs      map[string]any // the arguments that worked (a JSON object)
+	ToolArgs      map[string]any // the arguments that worked (a JSON object; see Store)
 	ResultSummary string         // see Summarize
 	Similarity    float32        // filled by Retrieve
 	Timestamp     time.Time      // set to now (UTC) by Store when zero; persisted
@@ -73,6 +74,10 @@ const (
 
 // Threshold returns a pointer to t, for Search.Threshold.
 func Threshold(t float32) *float32 { return &t }
+
+// MaxArgsDepth is how deeply Entry.ToolArgs may nest objects and arrays:
+// one level less than the database allows in a record's metadata.
+const MaxArgsDepth = jsondepth.MaxMetadata - 1
 
 // SummaryLength is the number of characters Summarize keeps.
 const SummaryLength = 300
@@ -197,7 +202,15 @@ func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, er
 // Store saves e, replacing any entry with the same ID. An empty ID gets a
 // new one, and a zero Timestamp the current time; e is not modified (Store
 // returns the ID used).
+//
+// ToolArgs must encode as JSON and nest objects and arrays at most
+// MaxArgsDepth levels deep (the arguments object itself is the first), as
+// they are stored one level down in the record's metadata; deeper or
+// self-containing arguments are ErrInvalid, and nothing is stored.
 func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
+	if err := jsondepth.Check("tool_args", e.ToolArgs, MaxArgsDepth); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	v, err := m.embedOne(ctx, "question", e.Question)
 	if err != nil {
 		return "", err

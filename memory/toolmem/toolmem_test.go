@@ -2,9 +2,11 @@ package toolmem
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -229,5 +231,78 @@ func TestNonFiniteNumbers(t *testing.T) {
 	}
 	if m.Count() != 1 {
 		t.Fatalf("Count = %d after rejected stores, want 1", m.Count())
+	}
+}
+
+// nested returns an object nesting levels objects deep: {"a": {"a": ...
+// {"leaf": 1}}}.
+func nested(levels int) map[string]any {
+	m := map[string]any{"leaf": 1.0}
+	for range levels - 1 {
+		m = map[string]any{"a": m}
+	}
+	return m
+}
+
+// TestDeeplyNestedArgs stores tool arguments nested deeper than the
+// database stores metadata: Store must fail and store nothing, and the
+// memory must stay usable and reopen.
+func TestDeeplyNestedArgs(t *testing.T) {
+	dir := t.TempDir()
+	m := mustOpen(t, dir, nil)
+	if _, err := m.Store(ctx, Entry{Question: "list open pull requests", ToolName: "gh_prs"}); err != nil {
+		t.Fatal(err)
+	}
+	var unmarshalled map[string]any
+	doc := strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000)
+	if err := json.Unmarshal([]byte(doc), &unmarshalled); err != nil {
+		t.Fatal(err)
+	}
+	arrays := []any{1.0}
+	for range 99 {
+		arrays = []any{arrays}
+	}
+	cycle := map[string]any{"tool": "x"}
+	cycle["self"] = cycle
+	tests := []struct {
+		name string
+		args map[string]any
+	}{
+		{"10,000 levels, as json.Unmarshal returns them", unmarshalled},
+		{"64 levels", nested(64)},
+		{"100 levels of arrays", map[string]any{"a": arrays}},
+		{"a map that contains itself", cycle},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := storeErr(m, Entry{Question: "what is the weather in Paris", ToolName: "t", ToolArgs: tt.args})
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "tool_args") {
+				t.Errorf("Store = %v, want ErrInvalid naming tool_args", err)
+			}
+		})
+	}
+	if m.Count() != 1 {
+		t.Fatalf("Count = %d after rejected stores, want 1", m.Count())
+	}
+	// Arguments well within the limit are stored and come back whole.
+	ok := nested(20)
+	id, err := m.Store(ctx, Entry{Question: "what is the weather in Paris", ToolName: "t", ToolArgs: ok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err = Open(dir, nil)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer m.Close()
+	if m.Count() != 2 {
+		t.Fatalf("Count = %d after reopen, want 2", m.Count())
+	}
+	got, err := m.Retrieve(ctx, "what is the weather in Paris", nil)
+	if err != nil || len(got) != 1 || got[0].ID != id || !reflect.DeepEqual(got[0].ToolArgs, ok) {
+		t.Fatalf("Retrieve after reopen = %+v, %v", got, err)
 	}
 }
