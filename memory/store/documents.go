@@ -393,7 +393,10 @@ func (d *Documents) scan() (docs map[string]string, unreadable []string, err err
 			return nil
 		}
 		b, rerr := d.readFile("/"+p, p)
-		if rerr != nil || !utf8.Valid(b) { // a symlink out of the root fails to read
+		switch {
+		case errors.Is(rerr, ErrNotFound): // removed since it was listed
+			return nil
+		case rerr != nil || !utf8.Valid(b): // not a document, or out of the root
 			unreadable = append(unreadable, "/"+p)
 			return nil
 		}

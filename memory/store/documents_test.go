@@ -142,3 +142,49 @@ func TestDirectoryWhereAFileIsExpected(t *testing.T) {
 		})
 	}
 }
+
+// TestListingWhileDeleting lists a directory while documents are deleted
+// and written again: a document removed between the listing of its
+// directory and its read is gone, not unreadable.
+func TestListingWhileDeleting(t *testing.T) {
+	d := openDocs(t, t.TempDir())
+	const n = 100
+	for i := range n {
+		if err := d.Write(ctx, fmt.Sprintf("/d%03d.md", i), "text"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	churned := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				churned <- nil
+				return
+			default:
+			}
+			p := fmt.Sprintf("/d%03d.md", i%n)
+			if err := d.Delete(ctx, p); err != nil {
+				churned <- err
+				return
+			}
+			if err := d.Write(ctx, p, "text"); err != nil {
+				churned <- err
+				return
+			}
+		}
+	}()
+	for range 200 {
+		bad, err := d.UnreadablePaths(ctx)
+		if err != nil || len(bad) > 0 {
+			close(stop)
+			<-churned
+			t.Fatalf("UnreadablePaths = %v, %v; want none", bad, err)
+		}
+	}
+	close(stop)
+	if err := <-churned; err != nil {
+		t.Fatal(err)
+	}
+}
