@@ -12,7 +12,6 @@ package chat
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -66,15 +65,6 @@ type Memory interface {
 	Clear(ctx context.Context) error
 	Close() error
 }
-
-// Errors, matched with errors.Is.
-var (
-	// ErrNotEmbeddable reports content a VectorMemory cannot search
-	// (binary, images, empty text).
-	ErrNotEmbeddable = errors.New("chat: content cannot be embedded")
-	// ErrInvalid reports a malformed Content or query.
-	ErrInvalid = errors.New("chat: invalid content")
-)
 
 // text renders a content as the text the model sees (and VectorMemory
 // embeds): strings as they are, JSON objects as canonical JSON (sorted

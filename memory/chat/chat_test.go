@@ -2,9 +2,12 @@ package chat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -126,5 +129,103 @@ func TestConcurrentMemories(t *testing.T) {
 	wg.Wait()
 	if len(l.Contents()) != 100 {
 		t.Fatalf("%d contents", len(l.Contents()))
+	}
+}
+
+// TestVectorMemoryNonFiniteNumbers checks that NaN and infinities, as the
+// score threshold or inside what Add stores, are errors rather than a
+// threshold that silently keeps or drops everything.
+func TestVectorMemoryNonFiniteNumbers(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		threshold float32
+	}{
+		{"NaN", float32(math.NaN())},
+		{"+Inf", float32(math.Inf(1))},
+		{"-Inf", float32(math.Inf(-1))},
+	} {
+		t.Run("threshold "+tt.name, func(t *testing.T) {
+			v, err := OpenVector(&VectorOptions{ScoreThreshold: Score(tt.threshold)})
+			if err == nil {
+				v.Close()
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("OpenVector = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	v, err := OpenVector(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	for _, tt := range []struct {
+		name string
+		c    Content
+	}{
+		{"NaN in metadata", Content{Content: "the lake is cold", MimeType: TextPlain, Metadata: map[string]any{"temp": math.NaN()}}},
+		{"+Inf deep in metadata", Content{Content: "the lake is cold", MimeType: TextPlain, Metadata: map[string]any{"a": []any{math.Inf(1)}}}},
+		{"NaN in JSON content", Content{Content: map[string]any{"temp": math.NaN()}, MimeType: JSON}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := v.Add(ctx, tt.c); !errors.Is(err, ErrInvalid) {
+				t.Errorf("Add = %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if r, _ := v.Query(ctx, "lake"); len(r.Results) != 0 {
+		t.Fatalf("rejected contents were stored: %+v", r.Results)
+	}
+}
+
+// TestVectorMemoryDeeplyNestedMetadata adds contents whose metadata nests
+// deeper than the database stores: Add must fail and store nothing, and
+// the memory must stay usable and reopen.
+func TestVectorMemoryDeeplyNestedMetadata(t *testing.T) {
+	dir := t.TempDir()
+	v, err := OpenVector(&VectorOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Add(ctx, Content{Content: "the lake is cold in May", MimeType: TextPlain}); err != nil {
+		t.Fatal(err)
+	}
+	var unmarshalled map[string]any
+	doc := strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000)
+	if err := json.Unmarshal([]byte(doc), &unmarshalled); err != nil {
+		t.Fatal(err)
+	}
+	deep := map[string]any{"leaf": 1.0}
+	for range 63 {
+		deep = map[string]any{"a": deep}
+	}
+	cycle := map[string]any{"source": "x"}
+	cycle["self"] = cycle
+	for _, tt := range []struct {
+		name string
+		meta map[string]any
+	}{
+		{"10,000 levels, as json.Unmarshal returns them", unmarshalled},
+		{"64 levels", deep},
+		{"a map that contains itself", cycle},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := v.Add(ctx, Content{Content: "the river is warm in August", MimeType: TextPlain, Metadata: tt.meta})
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "metadata") {
+				t.Errorf("Add = %v, want ErrInvalid naming the metadata", err)
+			}
+		})
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v, err = OpenVector(&VectorOptions{Dir: dir, K: 5})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer v.Close()
+	res, err := v.Query(ctx, "how warm is the water")
+	if err != nil || len(res.Results) != 1 || res.Results[0].Content != "the lake is cold in May" {
+		t.Fatalf("after reopen: %+v, %v", res, err)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 	"sync"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/jsondepth"
 )
 
 // VectorMemory stores contents in an engine collection and adds the K most
@@ -39,11 +41,17 @@ type VectorOptions struct {
 	Dir string
 	// K is how many contents a query returns; default 3.
 	K int
-	// ScoreThreshold, when set, drops results scoring below it.
+	// ScoreThreshold, when set, drops results scoring below it. NaN and
+	// infinities are ErrInvalid.
 	ScoreThreshold *float32
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
 }
+
+// MaxMetadataDepth is how deeply a Content's Metadata may nest objects and
+// arrays in a VectorMemory: one level less than the database allows in a
+// record's metadata.
+const MaxMetadataDepth = jsondepth.MaxMetadata - 1
 
 // Score returns a pointer to s, for VectorOptions.ScoreThreshold.
 func Score(s float32) *float32 { return &s }
@@ -62,6 +70,11 @@ func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
 	}
 	if o.K < 0 {
 		return nil, fmt.Errorf("%w: K %d", ErrInvalid, o.K)
+	}
+	if o.ScoreThreshold != nil {
+		if t := float64(*o.ScoreThreshold); math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("%w: ScoreThreshold %v, want a finite number", ErrInvalid, t)
+		}
 	}
 	if o.Embedder == nil {
 		h, err := embed.NewHashing(0)
@@ -106,10 +119,17 @@ func (v *VectorMemory) vector(ctx context.Context, t string) ([]float32, error) 
 }
 
 // Add embeds and stores c. Binary and image contents are refused with
-// ErrNotEmbeddable. c is not modified.
+// ErrNotEmbeddable; metadata the database cannot store with ErrInvalid:
+// values JSON cannot carry (such as NaN), a map that contains itself, or
+// nesting deeper than MaxMetadataDepth levels (the metadata object itself
+// is the first; it is stored one level down in the record's metadata). c
+// is not modified.
 func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	if _, ok := c.Content.([]byte); ok || strings.HasPrefix(c.MimeType, "image/") || c.MimeType == OctetStream {
 		return fmt.Errorf("%w: %s content", ErrNotEmbeddable, c.MimeType)
+	}
+	if err := jsondepth.Check("metadata", c.Metadata, MaxMetadataDepth); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	t, err := text(c)
 	if err != nil {
@@ -127,6 +147,9 @@ func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	v.mu.RLock()
 	defer v.mu.RUnlock()
 	_, err = v.c.Upsert(ctx, engine.Record{Vector: vec, Content: t, Metadata: meta})
+	if errors.Is(err, engine.ErrInvalidRecord) {
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	return err
 }
 

@@ -19,12 +19,11 @@
 // context, retry 429 and 5xx answers with exponential backoff (honouring
 // Retry-After), report a 4xx with the server's own message, and check that
 // the server returned one vector per text, each of the expected dimension.
+// A response cut short is retried like a network error and reported as
+// truncated; one over MaxResponseBytes is an error naming the limit.
 package embed
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // Embedder turns texts into vectors. Implementations are safe for
 // concurrent use by multiple goroutines.
@@ -51,18 +50,3 @@ func IsZero(v []float32) bool {
 	}
 	return true
 }
-
-// Sentinel errors, matched with errors.Is.
-var (
-	// ErrConfig reports unusable options (no model, no API key, ...).
-	ErrConfig = errors.New("embed: invalid configuration")
-	// ErrResponse reports a server answer that does not fit: wrong count,
-	// wrong dimension, malformed JSON.
-	ErrResponse = errors.New("embed: bad response")
-	// ErrRequest reports a request the server refused (a 4xx other than
-	// 429); the error text carries the server's message.
-	ErrRequest = errors.New("embed: request refused")
-	// ErrUnavailable reports a server that kept failing (429 or 5xx)
-	// until the retries ran out.
-	ErrUnavailable = errors.New("embed: server unavailable")
-)

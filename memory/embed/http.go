@@ -68,11 +68,17 @@ func (o HTTPOptions) withDefaults(baseURL string) (HTTPOptions, error) {
 	return o, errors.Join(errs...)
 }
 
+// MaxResponseBytes is the most bytes of a response body the HTTP
+// embedders read; a longer response is an error (ErrResponse). It is far
+// more than a batch of 128 embeddings of any current model needs.
+const MaxResponseBytes = 256 << 20
+
 // httpEmbedder is the request loop shared by the OpenAI and Ollama clients:
 // batching, retries and response checks. Each client supplies how to build
 // a request body, decode a response and read an error message.
 type httpEmbedder struct {
 	opts     HTTPOptions
+	maxBody  int64 // the response size limit; 0 means MaxResponseBytes
 	path     string
 	name     string
 	header   http.Header
@@ -111,6 +117,8 @@ func (e *httpEmbedder) embedBatch(ctx context.Context, batch []string) ([][]floa
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil, fmt.Errorf("embed: %s: %w", e.name, ctx.Err())
+		case errors.Is(err, ErrResponse): // over the size limit: asking again would not help
+			return nil, err
 		case err != nil:
 			retryable = err
 		case status == http.StatusTooManyRequests || status >= 500:
@@ -139,6 +147,9 @@ func (e *httpEmbedder) embedBatch(ctx context.Context, batch []string) ([][]floa
 }
 
 // post sends one request and returns the body, status and Retry-After.
+// A body over the size limit is ErrResponse; one that ends before it is
+// complete (shorter than its Content-Length, or cut off) is an error
+// saying it was truncated, which the caller retries like a network error.
 func (e *httpEmbedder) post(ctx context.Context, url string, payload []byte) ([]byte, int, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
 	if err != nil {
@@ -153,9 +164,24 @@ func (e *httpEmbedder) post(ctx context.Context, url string, payload []byte) ([]
 		return nil, 0, 0, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	limit := e.maxBody
+	if limit == 0 {
+		limit = MaxResponseBytes
+	}
+	if resp.ContentLength > limit {
+		return nil, 0, 0, fmt.Errorf("%w: %s: response is %d bytes, over the limit of %d bytes", ErrResponse, e.name, resp.ContentLength, limit)
+	}
+	// One byte more than the limit tells a response over it from one that
+	// fits exactly.
+	data, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, 0, 0, err
+		if resp.ContentLength >= 0 {
+			return nil, 0, 0, fmt.Errorf("response truncated after %d of %d bytes: %v", len(data), resp.ContentLength, err)
+		}
+		return nil, 0, 0, fmt.Errorf("response truncated after %d bytes: %v", len(data), err)
+	}
+	if int64(len(data)) > limit {
+		return nil, 0, 0, fmt.Errorf("%w: %s: response is over the limit of %d bytes", ErrResponse, e.name, limit)
 	}
 	return data, resp.StatusCode, retryAfter(resp.Header.Get("Retry-After")), nil
 }

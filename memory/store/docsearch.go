@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
@@ -16,9 +17,13 @@ import (
 // path, brought in line with the documents before every semantic search,
 // so files edited or copied in by hand are searched as they are now.
 type docIndex struct {
-	db     *engine.DB
-	c      *engine.Collection
-	emb    embed.Embedder
+	db  *engine.DB
+	c   *engine.Collection
+	emb embed.Embedder
+
+	// mu serialises sync-then-query, so concurrent searches each query
+	// the index as they synced it.
+	mu     sync.Mutex
 	hashes map[string]string // path -> content hash of what is indexed
 }
 
@@ -43,7 +48,8 @@ func newDocIndex(e embed.Embedder) (*docIndex, error) {
 }
 
 // sync re-embeds changed documents and drops removed ones. Documents with
-// nothing to embed (whitespace, punctuation) are left out.
+// nothing to embed (whitespace, punctuation) are left out. The caller
+// holds x.mu.
 func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
 	var stale []string
 	var texts []string
@@ -104,25 +110,32 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if n <= 0 {
 		n = DefaultResults
 	}
-	// The index is written under the store's lock, so concurrent searches
-	// and writes see one consistent sync.
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	// The documents are read without the store's lock (see Documents),
+	// and the index is synced with what was read under its own lock, so
+	// the embedding calls never hold up writes.
 	docs, _, err := d.scan()
 	if err != nil {
 		return nil, err
 	}
-	if err := d.index.sync(ctx, docs); err != nil {
+	return d.index.search(ctx, docs, query, n)
+}
+
+// search syncs the index with docs and returns the n documents nearest to
+// query.
+func (x *docIndex) search(ctx context.Context, docs map[string]string, query string, n int) ([]Document, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.sync(ctx, docs); err != nil {
 		return nil, err
 	}
-	qv, err := d.index.emb.Embed(ctx, []string{query})
+	qv, err := x.emb.Embed(ctx, []string{query})
 	if err != nil {
 		return nil, err
 	}
 	if embed.IsZero(qv[0]) {
 		return nil, fmt.Errorf("%w: query has no letters or digits", ErrEmpty)
 	}
-	hits, err := d.index.c.Query(ctx, engine.Query{Vector: qv[0], K: n})
+	hits, err := x.c.Query(ctx, engine.Query{Vector: qv[0], K: n})
 	if err != nil {
 		return nil, err
 	}

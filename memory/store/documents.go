@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -19,23 +21,36 @@ import (
 
 // Documents is a path-addressed store of text documents. With a directory
 // the directory is the single source of truth: every call reads it, so
-// files copied in by hand appear at once. Files that are not UTF-8 text are
-// skipped (UnreadablePaths lists them) and names starting with a dot are
-// ignored. All file access goes through an os.Root, so no path, however
-// spelt and whatever symlinks the directory holds, reaches outside it.
-// Without a directory the documents live in memory.
+// files copied in by hand appear at once. Entries that are not documents
+// are skipped by listings and searches (UnreadablePaths lists them) and
+// Read reports why: files that are not UTF-8 text (ErrInvalid) or larger
+// than MaxSize (ErrTooLarge), and anything but a regular file, such as a
+// named pipe, a device or a socket (ErrNotRegular), which is never opened
+// in a way that could wait. Names starting with a dot are ignored. All
+// file access goes through an os.Root, so no path, however spelt and
+// whatever symlinks the directory holds, reaches outside it. Without a
+// directory the documents live in memory.
 //
 // Paths are logical: "foo.md" and "/foo.md" name the same document, which
 // lives at <dir>/foo.md. A path is rejected (ErrBadPath) if it is empty, has
 // a ".." segment, a percent-encoded dot, slash or backslash, a backslash, a
 // NUL or other control character, a drive letter, or a segment starting
 // with a dot. Errors name logical paths only, never host paths.
+//
+// Documents is safe for concurrent use by multiple goroutines. With a
+// directory, reads take no lock: every write is an atomic rename, so a
+// reader sees a document whole, as it was before or after, and a slow
+// read never holds up writes.
 type Documents struct {
-	mu      sync.RWMutex // writers hold it exclusively; edit is read-modify-write
-	root    *os.Root     // nil in memory
-	mem     map[string]string
-	maxSize int
+	root    *os.Root  // nil in memory
+	maxSize int       // the most bytes a document may have
 	index   *docIndex // nil unless DocumentsOptions.Semantic
+
+	// mu serialises changes: Write, Edit (a read-modify-write) and Delete
+	// hold it exclusively. In memory it also guards mem, which readers
+	// hold it shared for; with a directory readers do not take it.
+	mu  sync.RWMutex
+	mem map[string]string
 }
 
 // DocumentsOptions configure a Documents store; nil means the defaults.
@@ -217,17 +232,23 @@ func relErr(err error) error {
 	return err
 }
 
-// Read returns the document at p, or ErrNotFound.
+// Read returns the document at p. It fails with ErrNotFound when there is
+// none, ErrNotRegular when p names a directory, a named pipe or another
+// entry that is not a regular file, ErrTooLarge when the file is larger
+// than MaxSize, and ErrInvalid when it is not UTF-8 text.
 func (d *Documents) Read(ctx context.Context, p string) (string, error) {
 	logical, rel, err := cleanPath(p)
 	if err != nil {
 		return "", err
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
+	if d.root == nil {
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+	}
 	return d.read(logical, rel)
 }
 
+// read returns a document. In memory the caller holds d.mu.
 func (d *Documents) read(logical, rel string) (string, error) {
 	if d.root == nil {
 		c, ok := d.mem[logical]
@@ -236,12 +257,9 @@ func (d *Documents) read(logical, rel string) (string, error) {
 		}
 		return c, nil
 	}
-	b, err := d.root.ReadFile(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%w: %s", ErrNotFound, logical)
-	}
+	b, err := d.readFile(logical, rel)
 	if err != nil {
-		return "", fmt.Errorf("store: read %s: %v", logical, relErr(err))
+		return "", err
 	}
 	if !utf8.Valid(b) {
 		return "", fmt.Errorf("%w: %s is not UTF-8 text", ErrInvalid, logical)
@@ -249,9 +267,81 @@ func (d *Documents) read(logical, rel string) (string, error) {
 	return string(b), nil
 }
 
+// readFile returns the bytes of the regular file at rel. It opens nothing
+// but a regular file and never waits on an entry that is not one: the
+// entry's mode is checked before the open, the open does not block (on a
+// named pipe without a writer it would), and the opened file's mode is
+// checked again in case the entry was replaced in between. It reads at
+// most MaxSize+1 bytes, so rejecting a file over the limit, even a sparse
+// one of many gigabytes, costs no more than the limit.
+func (d *Documents) readFile(logical, rel string) ([]byte, error) {
+	fi, err := d.root.Stat(rel)
+	if err != nil {
+		return nil, readErr(logical, err)
+	}
+	if err := d.checkFile(logical, fi); err != nil {
+		return nil, err
+	}
+	f, err := d.root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, readErr(logical, err)
+	}
+	defer f.Close()
+	if fi, err = f.Stat(); err != nil {
+		return nil, readErr(logical, err)
+	}
+	if err := d.checkFile(logical, fi); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, int64(d.maxSize)+1))
+	if err != nil {
+		return nil, readErr(logical, err)
+	}
+	if len(b) > d.maxSize {
+		return nil, fmt.Errorf("%w: %s is over the limit of %d bytes", ErrTooLarge, logical, d.maxSize)
+	}
+	return b, nil
+}
+
+// checkFile accepts a regular file of at most MaxSize bytes.
+func (d *Documents) checkFile(logical string, fi fs.FileInfo) error {
+	if m := fi.Mode(); !m.IsRegular() {
+		return fmt.Errorf("%w: %s is %s", ErrNotRegular, logical, fileKind(m))
+	}
+	if fi.Size() > int64(d.maxSize) {
+		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, logical, fi.Size(), d.maxSize)
+	}
+	return nil
+}
+
+// fileKind names the type of a file that is not a regular file.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return fmt.Sprintf("not a regular file (mode %v)", m)
+}
+
+// readErr reports a failed read of a document without naming host paths.
+func readErr(logical string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %s", ErrNotFound, logical)
+	}
+	return fmt.Errorf("store: read %s: %v", logical, relErr(err))
+}
+
 // Edit replaces the one occurrence of old with new in the document at p.
 // Zero occurrences (ErrNoMatch) and several (ErrAmbiguous) are errors, and
-// then nothing is written.
+// then nothing is written; so are the errors of Read. Edit holds the
+// store's write lock while it reads the document, which is a regular file
+// of at most MaxSize bytes.
 func (d *Documents) Edit(ctx context.Context, p, old, new string) error {
 	logical, rel, err := cleanPath(p)
 	if err != nil {
@@ -279,11 +369,14 @@ func (d *Documents) Edit(ctx context.Context, p, old, new string) error {
 	return d.write(logical, rel, updated)
 }
 
-// scan lists the documents (logical path -> content) and the unreadable
-// files. Dot names are skipped. The caller holds d.mu.
+// scan lists the documents (logical path -> content) and the entries that
+// are not documents (see Documents). Dot names are skipped. The caller
+// owns the returned map; scan takes d.mu itself, in memory only.
 func (d *Documents) scan() (docs map[string]string, unreadable []string, err error) {
 	if d.root == nil {
-		return d.mem, nil, nil
+		d.mu.RLock()
+		defer d.mu.RUnlock()
+		return maps.Clone(d.mem), nil, nil
 	}
 	docs = map[string]string{}
 	err = fs.WalkDir(d.root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
@@ -299,8 +392,11 @@ func (d *Documents) scan() (docs map[string]string, unreadable []string, err err
 		if e.IsDir() {
 			return nil
 		}
-		b, rerr := d.root.ReadFile(p)
-		if rerr != nil || !utf8.Valid(b) { // a symlink out of the root fails to read
+		b, rerr := d.readFile("/"+p, p)
+		switch {
+		case errors.Is(rerr, ErrNotFound): // removed since it was listed
+			return nil
+		case rerr != nil || !utf8.Valid(b): // not a document, or out of the root
 			unreadable = append(unreadable, "/"+p)
 			return nil
 		}
@@ -317,8 +413,6 @@ func (d *Documents) scan() (docs map[string]string, unreadable []string, err err
 // ListPaths returns the sorted paths of all documents starting with prefix
 // ("" for all; "notes" and "/notes" are the same prefix).
 func (d *Documents) ListPaths(ctx context.Context, prefix string) ([]string, error) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
 	docs, _, err := d.scan()
 	if err != nil {
 		return nil, err
@@ -345,8 +439,6 @@ func (d *Documents) SearchFullText(ctx context.Context, query string, n int) ([]
 	if n <= 0 {
 		n = DefaultResults
 	}
-	d.mu.RLock()
-	defer d.mu.RUnlock()
 	docs, _, err := d.scan()
 	if err != nil {
 		return nil, err
@@ -362,12 +454,12 @@ func (d *Documents) SearchFullText(ctx context.Context, query string, n int) ([]
 	return out[:min(n, len(out))], nil
 }
 
-// UnreadablePaths returns the sorted paths of files in the directory that
-// are not UTF-8 text (or cannot be read, such as a symlink leading out of
-// the directory); empty in memory.
+// UnreadablePaths returns the sorted paths of the entries in the directory
+// that listings and searches skip: files that are not UTF-8 text or are
+// larger than MaxSize, entries that are not regular files (named pipes,
+// devices, sockets) and files that cannot be read (such as a symlink
+// leading out of the directory); empty in memory.
 func (d *Documents) UnreadablePaths(ctx context.Context) ([]string, error) {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
 	_, bad, err := d.scan()
 	return bad, err
 }

@@ -12,10 +12,7 @@
 // is safe for concurrent use by multiple goroutines.
 package store
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // Store is the contract both memories share.
 type Store interface {
@@ -34,24 +31,3 @@ type Store interface {
 
 // DefaultResults is the number of results Search returns when n <= 0.
 const DefaultResults = 10
-
-// Errors, matched with errors.Is.
-var (
-	// ErrEmpty reports empty or whitespace-only content or queries.
-	ErrEmpty = errors.New("store: empty text")
-	// ErrInvalid reports invalid UTF-8 or an unusable option.
-	ErrInvalid = errors.New("store: invalid input")
-	// ErrTooLarge reports a document over the size limit.
-	ErrTooLarge = errors.New("store: document too large")
-	// ErrBadPath reports a path that is malformed or would leave the
-	// store's root.
-	ErrBadPath = errors.New("store: bad path")
-	// ErrNotFound reports a document that does not exist.
-	ErrNotFound = errors.New("store: no such document")
-	// ErrNoMatch reports an Edit whose old text does not occur.
-	ErrNoMatch = errors.New("store: text to replace not found")
-	// ErrAmbiguous reports an Edit whose old text occurs more than once.
-	ErrAmbiguous = errors.New("store: text to replace occurs more than once")
-	// ErrEmbedderMismatch reports a store reopened with another embedder.
-	ErrEmbedderMismatch = errors.New("store: embedder does not match the stored memory")
-)

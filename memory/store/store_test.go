@@ -230,8 +230,18 @@ func TestDirectoryIsTheSourceOfTruth(t *testing.T) {
 func TestConcurrentStores(t *testing.T) {
 	s, _ := OpenSemantic(nil)
 	defer s.Close()
-	d := openDocs(t, t.TempDir())
-	d.Write(ctx, "/counter.md", "n=0")
+	// Documents in a directory read without a lock, in memory under one;
+	// both run the same operations under the race detector.
+	var docs []*Documents
+	for _, dir := range []string{t.TempDir(), ""} {
+		d, err := OpenDocuments(&DocumentsOptions{Dir: dir, Semantic: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		d.Write(ctx, "/counter.md", "n=0")
+		docs = append(docs, d)
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
 		wg.Add(1)
@@ -244,17 +254,29 @@ func TestConcurrentStores(t *testing.T) {
 				if i%5 == 0 {
 					s.Delete(ctx, fact)
 				}
-				d.Write(ctx, fmt.Sprintf("/w%d/%d.md", w, i), fact)
-				d.SearchFullText(ctx, "fact", 5)
-				d.ListAll(ctx)
+				for _, d := range docs {
+					p := fmt.Sprintf("/w%d/%d.md", w, i)
+					d.Write(ctx, p, fact)
+					d.Edit(ctx, p, "remembers", "recalls")
+					d.Read(ctx, p)
+					d.SearchFullText(ctx, "fact", 5)
+					d.SearchSemantic(ctx, fact, 3)
+					d.ListAll(ctx)
+				}
 			}
 		}(w)
 	}
 	wg.Wait()
 	all, _ := s.ListAll(ctx)
-	paths, _ := d.ListPaths(ctx, "/w")
-	if len(all) != 4*16 || len(paths) != 80 {
-		t.Fatalf("%d facts, %d documents", len(all), len(paths))
+	if len(all) != 4*16 {
+		t.Fatalf("%d facts", len(all))
+	}
+	for _, d := range docs {
+		paths, _ := d.ListPaths(ctx, "/w")
+		edited, _ := d.SearchFullText(ctx, "recalls", 100)
+		if len(paths) != 80 || len(edited) != 80 {
+			t.Fatalf("%d documents, %d edited", len(paths), len(edited))
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -38,6 +39,7 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/jsondepth"
 )
 
 // Entry is one tool-usage memory.
@@ -45,7 +47,7 @@ type Entry struct {
 	ID            string         // NewEntryID() when empty on Store
 	Question      string         // the natural-language question; embedded
 	ToolName      string         // the tool that was called
-	ToolArgs      map[string]any // the arguments that worked (a JSON object)
+	ToolArgs      map[string]any // the arguments that worked (a JSON object; see Store)
 	ResultSummary string         // see Summarize
 	Similarity    float32        // filled by Retrieve
 	Timestamp     time.Time      // set to now (UTC) by Store when zero; persisted
@@ -61,7 +63,7 @@ type TextEntry struct {
 // Search tunes Retrieve and SearchText; nil means the defaults.
 type Search struct {
 	TopK      int      // at most this many entries; 0 means DefaultTopK
-	Threshold *float32 // minimum similarity; nil means DefaultThreshold
+	Threshold *float32 // minimum similarity; nil means DefaultThreshold; NaN and infinities are ErrInvalid
 }
 
 // Defaults of Search, the original's.
@@ -72,6 +74,10 @@ const (
 
 // Threshold returns a pointer to t, for Search.Threshold.
 func Threshold(t float32) *float32 { return &t }
+
+// MaxArgsDepth is how deeply Entry.ToolArgs may nest objects and arrays:
+// one level less than the database allows in a record's metadata.
+const MaxArgsDepth = jsondepth.MaxMetadata - 1
 
 // SummaryLength is the number of characters Summarize keeps.
 const SummaryLength = 300
@@ -94,17 +100,6 @@ func Summarize(result string) string {
 
 // NewEntryID returns a new random UUID v4 string.
 func NewEntryID() string { return uuid.NewString() }
-
-// Errors, matched with errors.Is.
-var (
-	// ErrEmptyText reports an empty or whitespace-only question or text.
-	ErrEmptyText = errors.New("toolmem: empty text")
-	// ErrEmbedderMismatch reports a memory reopened with an embedder other
-	// than the one its vectors were made with.
-	ErrEmbedderMismatch = errors.New("toolmem: embedder does not match the stored memory")
-	// ErrInvalid reports other bad input (invalid UTF-8, a bad ID).
-	ErrInvalid = errors.New("toolmem: invalid input")
-)
 
 // Options configure a Memory. nil means the defaults.
 type Options struct {
@@ -207,7 +202,15 @@ func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, er
 // Store saves e, replacing any entry with the same ID. An empty ID gets a
 // new one, and a zero Timestamp the current time; e is not modified (Store
 // returns the ID used).
+//
+// ToolArgs must encode as JSON and nest objects and arrays at most
+// MaxArgsDepth levels deep (the arguments object itself is the first), as
+// they are stored one level down in the record's metadata; deeper or
+// self-containing arguments are ErrInvalid, and nothing is stored.
 func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
+	if err := jsondepth.Check("tool_args", e.ToolArgs, MaxArgsDepth); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
 	v, err := m.embedOne(ctx, "question", e.Question)
 	if err != nil {
 		return "", err
@@ -234,10 +237,11 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 	return e.ID, nil
 }
 
-// wrap maps engine input errors to this package's.
+// wrap maps engine input errors to this package's; the engine's sentinel
+// still matches too.
 func wrap(err error) error {
 	if errors.Is(err, engine.ErrInvalidID) || errors.Is(err, engine.ErrInvalidRecord) {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err
 }
@@ -282,6 +286,9 @@ func (m *Memory) search(ctx context.Context, c *engine.Collection, query string,
 	threshold := float32(DefaultThreshold)
 	if o.Threshold != nil {
 		threshold = *o.Threshold
+		if t := float64(threshold); math.IsNaN(t) || math.IsInf(t, 0) {
+			return nil, fmt.Errorf("%w: threshold %v, want a finite number", ErrInvalid, threshold)
+		}
 	}
 	v, err := m.embedOne(ctx, "query", query)
 	if err != nil {

@@ -2,8 +2,11 @@ package toolmem
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -181,5 +184,125 @@ func TestConcurrent(t *testing.T) {
 	wg.Wait()
 	if want := 4 * (30 - 5); m.Count() != want {
 		t.Fatalf("Count = %d, want %d", m.Count(), want)
+	}
+}
+
+// TestNonFiniteNumbers checks that NaN and infinities, as a threshold or
+// inside tool arguments, are errors rather than silently empty results.
+func TestNonFiniteNumbers(t *testing.T) {
+	m := mustOpen(t, "", nil)
+	defer m.Close()
+	const q = "what is the weather in Paris"
+	if _, err := m.Store(ctx, Entry{Question: q, ToolName: "get_weather"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SaveText(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	retrieve := func(s *Search) func() error {
+		return func() error { _, err := m.Retrieve(ctx, q, s); return err }
+	}
+	searchText := func(s *Search) func() error {
+		return func() error { _, err := m.SearchText(ctx, q, s); return err }
+	}
+	store := func(args map[string]any) func() error {
+		return func() error { return storeErr(m, Entry{Question: q, ToolName: "t", ToolArgs: args}) }
+	}
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"Retrieve, NaN threshold", retrieve(&Search{Threshold: Threshold(nan)})},
+		{"Retrieve, +Inf threshold", retrieve(&Search{Threshold: Threshold(inf)})},
+		{"Retrieve, -Inf threshold", retrieve(&Search{Threshold: Threshold(-inf)})},
+		{"Retrieve, NaN threshold and TopK 5", retrieve(&Search{TopK: 5, Threshold: Threshold(nan)})},
+		{"SearchText, NaN threshold", searchText(&Search{Threshold: Threshold(nan)})},
+		{"SearchText, -Inf threshold", searchText(&Search{Threshold: Threshold(-inf)})},
+		{"Store, NaN argument", store(map[string]any{"lat": math.NaN()})},
+		{"Store, nested +Inf argument", store(map[string]any{"range": []any{1.0, math.Inf(1)}})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.call(); !errors.Is(err, ErrInvalid) {
+				t.Errorf("got %v, want ErrInvalid", err)
+			}
+		})
+	}
+	if m.Count() != 1 {
+		t.Fatalf("Count = %d after rejected stores, want 1", m.Count())
+	}
+}
+
+// nested returns an object nesting levels objects deep: {"a": {"a": ...
+// {"leaf": 1}}}.
+func nested(levels int) map[string]any {
+	m := map[string]any{"leaf": 1.0}
+	for range levels - 1 {
+		m = map[string]any{"a": m}
+	}
+	return m
+}
+
+// TestDeeplyNestedArgs stores tool arguments nested deeper than the
+// database stores metadata: Store must fail and store nothing, and the
+// memory must stay usable and reopen.
+func TestDeeplyNestedArgs(t *testing.T) {
+	dir := t.TempDir()
+	m := mustOpen(t, dir, nil)
+	if _, err := m.Store(ctx, Entry{Question: "list open pull requests", ToolName: "gh_prs"}); err != nil {
+		t.Fatal(err)
+	}
+	var unmarshalled map[string]any
+	doc := strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000)
+	if err := json.Unmarshal([]byte(doc), &unmarshalled); err != nil {
+		t.Fatal(err)
+	}
+	arrays := []any{1.0}
+	for range 99 {
+		arrays = []any{arrays}
+	}
+	cycle := map[string]any{"tool": "x"}
+	cycle["self"] = cycle
+	tests := []struct {
+		name string
+		args map[string]any
+	}{
+		{"10,000 levels, as json.Unmarshal returns them", unmarshalled},
+		{"64 levels", nested(64)},
+		{"100 levels of arrays", map[string]any{"a": arrays}},
+		{"a map that contains itself", cycle},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := storeErr(m, Entry{Question: "what is the weather in Paris", ToolName: "t", ToolArgs: tt.args})
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "tool_args") {
+				t.Errorf("Store = %v, want ErrInvalid naming tool_args", err)
+			}
+		})
+	}
+	if m.Count() != 1 {
+		t.Fatalf("Count = %d after rejected stores, want 1", m.Count())
+	}
+	// Arguments well within the limit are stored and come back whole.
+	ok := nested(20)
+	id, err := m.Store(ctx, Entry{Question: "what is the weather in Paris", ToolName: "t", ToolArgs: ok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err = Open(dir, nil)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer m.Close()
+	if m.Count() != 2 {
+		t.Fatalf("Count = %d after reopen, want 2", m.Count())
+	}
+	got, err := m.Retrieve(ctx, "what is the weather in Paris", nil)
+	if err != nil || len(got) != 1 || got[0].ID != id || !reflect.DeepEqual(got[0].ToolArgs, ok) {
+		t.Fatalf("Retrieve after reopen = %+v, %v", got, err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"weak"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
@@ -23,6 +25,13 @@ import (
 // the evicted rounds most relevant to the newest user message, as one
 // system message (starting with RecallHeader) placed before the kept
 // rounds. New with Recall keeps the rounds in an in-memory database.
+//
+// A session is open in one window at a time: each window numbers its
+// messages from its own counter, so two windows on one session would
+// overwrite each other's messages. Open registers the session (keyed by
+// the database and the name) until the window's Close, and fails with
+// ErrSessionOpen meanwhile. The registry is per process; another process
+// cannot open the database at all while this one has it open.
 
 // RecallHeader starts the system message that carries recalled rounds.
 const RecallHeader = "Recalled from earlier in this conversation:"
@@ -31,14 +40,60 @@ const RecallHeader = "Recalled from earlier in this conversation:"
 type store struct {
 	db       *engine.DB
 	ownDB    bool
+	session  *session           // nil unless opened by Open
 	messages *engine.Collection // nil for a New window with recall only
 	rounds   *engine.Collection // nil without recall
 	emb      embed.Embedder
 }
 
+// session names a persistent session: a database and a name. The
+// database is held weakly, so a session left open (its window never
+// closed) does not keep a database the program has dropped in memory.
+type session struct {
+	db   weak.Pointer[engine.DB]
+	name string
+}
+
+// sessions holds the sessions open in this process.
+var sessions struct {
+	sync.Mutex
+	open map[session]bool
+}
+
+// acquire registers s as open, or fails with ErrSessionOpen.
+func acquire(s session) error {
+	sessions.Lock()
+	defer sessions.Unlock()
+	if sessions.open[s] {
+		return fmt.Errorf("%w: %q on this database (close its window first)", ErrSessionOpen, s.name)
+	}
+	if sessions.open == nil {
+		sessions.open = map[session]bool{}
+	}
+	for k := range sessions.open {
+		if k.db.Value() == nil { // the database was garbage collected
+			delete(sessions.open, k)
+		}
+	}
+	sessions.open[s] = true
+	return nil
+}
+
+// release unregisters s.
+func release(s session) {
+	sessions.Lock()
+	defer sessions.Unlock()
+	delete(sessions.open, s)
+}
+
 // Open returns a window whose messages persist in db under name, loading
-// any recorded before. Close releases it (db stays the caller's).
+// any recorded before. A session is open in one window at a time: while
+// one window has it, Open of the same name on the same db fails with
+// ErrSessionOpen. Close releases the session (db stays the caller's).
 func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error) {
+	if db == nil {
+		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
+	}
 	w, err := New(budget, opts)
 	if err != nil {
 		return nil, err
@@ -50,18 +105,31 @@ func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error
 		w.st.db.Close()
 		w.st.db, w.st.ownDB = db, false
 	}
-	if w.st.messages, err = db.CreateCollection(name+".messages", engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat}); err != nil {
+	s := session{weak.Make(db), name}
+	if err := acquire(s); err != nil {
 		return nil, err
+	}
+	if err := w.open(name); err != nil {
+		release(s)
+		return nil, err
+	}
+	w.st.session = &s
+	return w, nil
+}
+
+// open creates or loads the session's collections. The caller is Open.
+func (w *Window) open(name string) error {
+	var err error
+	db := w.st.db
+	if w.st.messages, err = db.CreateCollection(name+".messages", engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat}); err != nil {
+		return err
 	}
 	if w.recall {
 		if w.st.rounds, err = w.st.roundCollection(name); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := w.load(); err != nil {
-		return nil, err
-	}
-	return w, nil
+	return w.load()
 }
 
 func (s *store) roundCollection(name string) (*engine.Collection, error) {
@@ -86,10 +154,25 @@ func newRecallStore(e embed.Embedder) (*store, error) {
 	return s, nil
 }
 
-// Close releases an in-memory recall database; a persistent window's
-// database belongs to the caller.
+// Close releases the window: the session of a window made by Open, which
+// another Open may then take (the database stays open; it belongs to the
+// caller), and the in-memory database of a window made by New with
+// recall. After Close, Record, RecordProtected and Context fail with
+// ErrClosed; a second Close does nothing.
 func (w *Window) Close() error {
-	if w.st != nil && w.st.ownDB {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	if w.st == nil {
+		return nil
+	}
+	if w.st.session != nil {
+		release(*w.st.session)
+	}
+	if w.st.ownDB {
 		return w.st.db.Close()
 	}
 	return nil

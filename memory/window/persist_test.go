@@ -99,3 +99,113 @@ func (w *Window) msgsCopy() []Message {
 	}
 	return out
 }
+
+// TestSessionOpenTwice opens one session twice on one database and
+// records through both, interleaved: with two message counters the
+// windows would overwrite each other's messages. The second Open must
+// fail until the first window is closed, and nothing recorded is lost.
+func TestSessionOpenTwice(t *testing.T) {
+	dir := t.TempDir()
+	db, err := engine.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := Open(db, "agent", 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := Open(db, "agent", 1000, nil)
+	if !errors.Is(err, ErrSessionOpen) {
+		t.Errorf("second Open of an open session = %v, want ErrSessionOpen", err)
+	}
+	var want []string
+	for i := range 3 {
+		for j, w := range []*Window{first, second} {
+			if w == nil {
+				continue
+			}
+			m := fmt.Sprintf("message %d through window %d", i, j)
+			if err := w.Record(ctx, Message{Role: User, Content: m}); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, m)
+		}
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Record(ctx, Message{Role: User, Content: "too late"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Record after Close = %v, want ErrClosed", err)
+	}
+	if second != nil {
+		second.Close()
+	}
+
+	// After Close the session opens again on the same database, and after
+	// a restart it has every message.
+	again, err := Open(db, "agent", 1000, nil)
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	again.Close()
+	db.Close()
+	db, err = engine.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w, err := Open(db, "agent", 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	got, _ := w.Context(ctx)
+	if contents(got) != strings.Join(want, " ") {
+		t.Fatalf("after reopen:\n%s\nwant\n%s", contents(got), strings.Join(want, " "))
+	}
+}
+
+// TestOpenSessions checks that sessions are keyed by database and name.
+func TestOpenSessions(t *testing.T) {
+	open := func(t *testing.T) *engine.DB {
+		db, err := engine.Open("", &engine.Options{InMemory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	db, other := open(t), open(t)
+	held, err := Open(db, "agent", 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	tests := []struct {
+		name string
+		db   *engine.DB
+		sess string
+		want error
+	}{
+		{"same database, same session", db, "agent", ErrSessionOpen},
+		{"same database, another session", db, "helper", nil},
+		{"another database, same session", other, "agent", nil},
+		{"same database, same session with recall", db, "agent", ErrSessionOpen},
+		{"no database", nil, "agent", ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts *Options
+			if strings.HasSuffix(tt.name, "recall") {
+				opts = &Options{Recall: true}
+			}
+			w, err := Open(tt.db, tt.sess, 100, opts)
+			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+				t.Fatalf("Open = %v, want %v", err, tt.want)
+			}
+			if w != nil {
+				w.Close()
+			}
+		})
+	}
+}

@@ -24,7 +24,6 @@ package window
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -81,17 +80,6 @@ type Memory interface {
 // Counter estimates the tokens of a message.
 type Counter func(Message) int
 
-// Errors, matched with errors.Is.
-var (
-	// ErrInvalid reports a malformed message (unknown role, tool calls on a
-	// non-assistant message, a tool message without a call ID, a call
-	// without an ID).
-	ErrInvalid = errors.New("window: invalid message")
-	// ErrUnknownToolCall reports a tool result whose call ID matches no
-	// earlier assistant tool call.
-	ErrUnknownToolCall = errors.New("window: tool result for an unknown tool call")
-)
-
 // DefaultCounter counts content, reasoning and tool-call arguments (not
 // tool names): in each piece every CJK ideograph is one token and the rest
 // of the text ceil(characters/4).
@@ -126,6 +114,7 @@ type Window struct {
 	recall  bool
 	share   float64
 	st      *store // engine backing; nil for a plain in-memory window
+	closed  bool   // set by Close
 }
 
 type entry struct {
@@ -164,7 +153,7 @@ func New(budget int, opts *Options) (*Window, error) {
 		if o.RecallShare == 0 {
 			o.RecallShare = 0.25
 		}
-		if o.RecallShare <= 0 || o.RecallShare >= 1 {
+		if !(o.RecallShare > 0 && o.RecallShare < 1) { // NaN too
 			return nil, fmt.Errorf("%w: RecallShare %v, want between 0 and 1", ErrInvalid, o.RecallShare)
 		}
 		if o.Embedder == nil {
@@ -205,6 +194,9 @@ func (w *Window) RecordProtected(ctx context.Context, m Message) error {
 func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
 	if err := w.check(m); err != nil {
 		return err
 	}
@@ -250,6 +242,9 @@ func (w *Window) check(m Message) error {
 func (w *Window) Context(ctx context.Context) ([]Message, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.closed {
+		return nil, ErrClosed
+	}
 	if !w.recall {
 		out, _ := w.window(w.budget)
 		return out, nil

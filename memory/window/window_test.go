@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -259,5 +260,19 @@ func TestConcurrentWindow(t *testing.T) {
 	w.SetBudget(1 << 20)
 	if got, _ := w.Context(ctx); len(got) != 400 {
 		t.Fatalf("%d messages", len(got))
+	}
+}
+
+func TestRecallShareOutOfRange(t *testing.T) {
+	for _, share := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), 1, 1.5, -0.1} {
+		t.Run(fmt.Sprint(share), func(t *testing.T) {
+			w, err := New(10, &Options{Recall: true, RecallShare: share})
+			if err == nil {
+				w.Close()
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("New with RecallShare %v = %v, want ErrInvalid", share, err)
+			}
+		})
 	}
 }

@@ -1,0 +1,28 @@
+package store
+
+import "errors"
+
+// Errors, matched with errors.Is.
+var (
+	// ErrEmpty reports empty or whitespace-only content or queries.
+	ErrEmpty = errors.New("store: empty text")
+	// ErrInvalid reports invalid UTF-8 or an unusable option.
+	ErrInvalid = errors.New("store: invalid input")
+	// ErrTooLarge reports a document over the size limit.
+	ErrTooLarge = errors.New("store: document too large")
+	// ErrBadPath reports a path that is malformed or would leave the
+	// store's root.
+	ErrBadPath = errors.New("store: bad path")
+	// ErrNotRegular reports a path in the directory that names something
+	// other than a regular file: a directory, a named pipe, a device or a
+	// socket. The store never opens such an entry for reading.
+	ErrNotRegular = errors.New("store: not a regular file")
+	// ErrNotFound reports a document that does not exist.
+	ErrNotFound = errors.New("store: no such document")
+	// ErrNoMatch reports an Edit whose old text does not occur.
+	ErrNoMatch = errors.New("store: text to replace not found")
+	// ErrAmbiguous reports an Edit whose old text occurs more than once.
+	ErrAmbiguous = errors.New("store: text to replace occurs more than once")
+	// ErrEmbedderMismatch reports a store reopened with another embedder.
+	ErrEmbedderMismatch = errors.New("store: embedder does not match the stored memory")
+)
