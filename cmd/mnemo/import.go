@@ -20,7 +20,7 @@ import (
 func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 	fs := newFlags("import", "import --db DIR --collection NAME [--dim N --metric M] [--file F] [--batch N] [--skip-bad]", stderr)
 	dir, name := dbFlags(fs, true)
-	dim := fs.Int("dim", 0, "dimension, to create the collection if it does not exist")
+	dim := fs.Int("dim", 0, "dimension, to create the collection (and the database) if it does not exist")
 	metricName := fs.String("metric", "cosine", "metric of a new collection: cosine, dot or l2")
 	file := fs.String("file", "", "read `FILE` instead of standard input")
 	batch := fs.Int("batch", 1000, "records per commit")
@@ -31,25 +31,10 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 	if *batch <= 0 {
 		return fmt.Errorf("%w: --batch %d, want > 0", errUsage, *batch)
 	}
-	metric, err := parseMetric(*metricName)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(*dir)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	if *name == "" {
 		return fmt.Errorf("%w: --collection is required", errUsage)
 	}
-	c, err := db.Collection(*name)
-	if errors.Is(err, engine.ErrCollectionNotFound) {
-		if *dim <= 0 {
-			return fmt.Errorf("collection %q does not exist; pass --dim to create it", *name)
-		}
-		c, err = db.CreateCollection(*name, engine.CollectionConfig{Dimension: *dim, Metric: metric})
-	}
+	metric, err := parseMetric(*metricName)
 	if err != nil {
 		return err
 	}
@@ -61,6 +46,24 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 		}
 		defer f.Close()
 		in = f
+	}
+	db, err := openDB(*dir, *dim > 0)
+	if errors.Is(err, engine.ErrNoDatabase) {
+		return fmt.Errorf("no database in %s; pass --dim to create it", *dir)
+	}
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	c, err := db.Collection(*name)
+	if errors.Is(err, engine.ErrCollectionNotFound) {
+		if *dim <= 0 {
+			return fmt.Errorf("collection %q does not exist in %s; pass --dim to create it", *name, *dir)
+		}
+		c, err = db.CreateCollection(*name, engine.CollectionConfig{Dimension: *dim, Metric: metric})
+	}
+	if err != nil {
+		return err
 	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
