@@ -47,6 +47,15 @@ func openDB(dir string, create bool) (*engine.DB, error) {
 	return engine.Open(dir, &engine.Options{MustExist: !create})
 }
 
+// closeDB closes db and reports a failed close in *err unless it already
+// holds an error. Commands that write defer it, so that a failure to
+// flush or checkpoint at close is not lost.
+func closeDB(db *engine.DB, err *error) {
+	if cerr := db.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
+}
+
 // openCollection opens the database in dir and its collection name; the
 // caller closes the database.
 func openCollection(dir, name string) (*engine.DB, *engine.Collection, error) {
@@ -177,7 +186,7 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-func checkpoint(args []string, out, stderr io.Writer) error {
+func checkpoint(args []string, out, stderr io.Writer) (err error) {
 	fs := newFlags("checkpoint", "checkpoint --db DIR [--collection NAME]", stderr)
 	dir, name := dbFlags(fs, true)
 	if err := parse(fs, args); err != nil {
@@ -187,7 +196,7 @@ func checkpoint(args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB(db, &err)
 	names := db.Collections()
 	if *name != "" {
 		names = []string{*name}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mnemodb/mnemo/engine"
 )
 
 // TestMissingDatabase checks that no command creates a database it was not
@@ -97,6 +99,42 @@ func importCreates(t *testing.T, data string) {
 	}
 	if got := exportIDs(t, dir, "d"); len(got) != 1 || got[0] != "a" {
 		t.Fatalf("collection d holds %q", got)
+	}
+}
+
+// TestLockedDatabase checks that a database held open elsewhere is an
+// error saying so, "mnemo CMD: ...", with exit status 1, for every
+// command that opens one.
+func TestLockedDatabase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	data := writeTemp(t, `{"id":"a","vector":[1,0]}`+"\n")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"import", "--db", dir, "--collection", "c", "--dim", "2", "--file", data}, &out, &errOut); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut.String())
+	}
+	db, err := engine.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, args := range [][]string{
+		{"stats"},
+		{"export", "--collection", "c"},
+		{"get", "--collection", "c", "a"},
+		{"query", "--collection", "c", "--vector", "[1,0]"},
+		{"verify"},
+		{"checkpoint"},
+		{"import", "--collection", "c", "--file", data},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			args := append([]string{args[0], "--db", dir}, args[1:]...)
+			var out, errOut bytes.Buffer
+			code := run(args, &out, &errOut)
+			msg := errOut.String()
+			if code != 1 || !strings.HasPrefix(msg, "mnemo "+args[0]+": ") || !strings.Contains(msg, "already open") || strings.Count(msg, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line \"mnemo %s: ... already open ...\"", code, out.String(), msg, args[0])
+			}
+		})
 	}
 }
 

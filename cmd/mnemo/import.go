@@ -25,7 +25,7 @@ import (
 // valid UTF-8; blank lines are skipped. Import never stores a record
 // altered by decoding: a line with invalid UTF-8 or a lone UTF-16
 // surrogate escape, which encoding/json would turn into U+FFFD, is bad.
-func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
+func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error) {
 	fs := newFlags("import", "import --db DIR --collection NAME [--dim N --metric M] [--file F] [--batch N] [--skip-bad]", stderr)
 	dir, name := dbFlags(fs, true)
 	dim := fs.Int("dim", 0, "dimension, to create the collection (and the database) if it does not exist")
@@ -62,7 +62,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB(db, &err)
 	c, err := db.Collection(*name)
 	if errors.Is(err, engine.ErrCollectionNotFound) {
 		if *dim <= 0 {
@@ -81,7 +81,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 			return nil
 		}
 		if _, err := c.Upsert(context.Background(), pending...); err != nil {
-			return err
+			return fmt.Errorf("commit of the records up to line %d: %w (%d records committed before them)", lines.n, err, committed)
 		}
 		committed += len(pending)
 		pending = pending[:0]
