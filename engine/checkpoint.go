@@ -109,7 +109,7 @@ func (c *Collection) checkpoint() error {
 	if err := hook(3); err != nil {
 		return err
 	}
-	if err := c.db.fail.writeErr(); err != nil {
+	if err := c.db.fail.get(); err != nil {
 		return err
 	}
 	if err := guard(func() error { return c.log.Truncate(seq, pebble.Sync) }); err != nil {

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -329,5 +330,8 @@ func TestSecondProcessOpenFails(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(out), "true ") {
 		t.Fatalf("second process: %s", out)
+	}
+	if runtime.GOOS == "linux" && !strings.Contains(string(out), fmt.Sprintf("open in process %d", os.Getpid())) {
+		t.Fatalf("second process: %s, want the holder's pid %d named", out, os.Getpid())
 	}
 }

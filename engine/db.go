@@ -169,10 +169,6 @@ func (db *DB) open() error {
 		return db.lockError(err)
 	}
 	db.lock = lock
-	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
-	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
-		return openError(db.cpPath, err)
-	}
 	cache := pebble.NewCache(db.opts.CacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
@@ -208,12 +204,17 @@ func (db *DB) open() error {
 			return fmt.Errorf("%w: %s: its Pebble store cannot be opened: %v", ErrCorrupt, db.dir, err)
 		}
 	}
+	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
+	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
+		db.closePebble()
+		return openError(db.cpPath, err)
+	}
 	db.markAtOpen, _ = readSeqMark(db.fs, db.fs.PathJoin(db.dir, seqMarkFile))
 	if err := guard(db.loadCollections); err != nil {
 		db.closePebble()
 		return err
 	}
-	if err := db.fail.readErr(); err != nil {
+	if err := db.fail.get(); err != nil {
 		db.closePebble()
 		return err
 	}
@@ -235,11 +236,12 @@ func (db *DB) open() error {
 	return nil
 }
 
-// closePebble closes Pebble after a failed open or on Close. A DB that met
-// a fatal error is not closed (Pebble may wait forever on a goroutine
-// Fatalf stopped); its goroutines are left to end with the process.
+// closePebble closes Pebble after a failed open or on Close. When Fatalf
+// stopped one of Pebble's goroutines, Pebble is not closed (its Close may
+// wait forever for that goroutine); its other goroutines are left to end
+// with the process.
 func (db *DB) closePebble() error {
-	if db.pdb == nil || db.fail.readErr() != nil {
+	if db.pdb == nil || db.fail.abandoned.Load() {
 		return nil
 	}
 	return guard(db.pdb.Close)
@@ -394,7 +396,7 @@ func (db *DB) enter() (func(), error) {
 		db.life.RUnlock()
 		return nil, ErrClosed
 	}
-	if err := db.fail.readErr(); err != nil {
+	if err := db.fail.get(); err != nil {
 		db.life.RUnlock()
 		return nil, err
 	}
@@ -404,7 +406,7 @@ func (db *DB) enter() (func(), error) {
 // commit commits b after checking that the database takes writes and has
 // the free space for it; what names the write in errors.
 func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, what string) error {
-	if err := db.fail.writeErr(); err != nil {
+	if err := db.fail.get(); err != nil {
 		return err
 	}
 	if err := db.space.reserve(b.Len()); err != nil {
@@ -602,15 +604,20 @@ func (db *DB) Close() error {
 	var errs []error
 	for _, name := range db.Collections() {
 		c := db.collections[name]
-		if c.sinceCheckpoint.Load() > 0 || c.loadInfo.replayed > 0 {
-			if err := c.checkpoint(); err != nil {
-				errs = append(errs, err)
-			}
+		if db.fail.get() != nil || !(c.sinceCheckpoint.Load() > 0 || c.loadInfo.replayed > 0) {
+			continue
+		}
+		switch err := c.checkpoint(); {
+		case errors.Is(err, ErrNoSpace):
+			// The log holds everything: the next Open replays it.
+			db.logf("close: %v", err)
+		case err != nil:
+			errs = append(errs, err)
 		}
 	}
-	if err := db.fail.readErr(); err != nil {
+	if err := db.fail.get(); err != nil {
 		errs = append(errs, err)
-	} else if db.fail.writeErr() == nil {
+	} else {
 		// A closed database does not need its Pebble log: what was
 		// written is in its tables, so damage to a log file after a clean
 		// Close loses nothing.

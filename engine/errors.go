@@ -46,13 +46,9 @@ var (
 	// ErrNoSpace reports a write refused or failed for lack of disk space
 	// (see Options.MinFreeSpace). A refused write changed nothing.
 	ErrNoSpace = errors.New("engine: no space left on device")
-	// ErrWriteFailed reports a write that failed inside Pebble's commit
-	// pipeline; later writes fail too until the database is reopened,
-	// reads go on.
-	ErrWriteFailed = errors.New("engine: write failed")
 	// ErrFailed reports a database that met a fatal error in Pebble (other
-	// than corruption, which is ErrCorrupt): every later call fails until
-	// it is reopened.
+	// than corruption, ErrCorrupt, or a full disk, ErrNoSpace): every later
+	// call fails until it is reopened.
 	ErrFailed = errors.New("engine: database failed")
 	// ErrCorrupt is matched by every corruption the engine detects in what
 	// it reads from disk. Test for it with IsCorruption.

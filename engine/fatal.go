@@ -5,7 +5,6 @@ import (
 	"log"
 	"reflect"
 	"runtime"
-	"strings"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -25,35 +24,25 @@ import (
 //     goroutines with runtime.Goexit, so Pebble's code after Fatalf never
 //     runs on state it declared broken.
 //
-// A failed DB answers every later call with the failure (IsCorruption
-// reports true for corruption; a failed write to Pebble's log, as on a
-// full disk, fails only later writes, and reads go on). Close then
-// releases the directory without waiting for Pebble's goroutines, which
-// may be stopped mid-way; reopening is the recovery.
+// A failed DB answers every later call with the failure, reads included:
+// after a failed commit Pebble may already show the batch to readers, and
+// a write that returned an error must never be seen. IsCorruption reports
+// true for corruption, errors.Is(err, ErrNoSpace) for a full disk that
+// the free-space floor did not catch. Reopening is the recovery; Close
+// closes Pebble unless Fatalf stopped one of Pebble's goroutines, in which
+// case it only releases the directory.
 
 // failure is a DB's sticky error state.
 type failure struct {
-	all    atomic.Pointer[error] // every call fails with it
-	writes atomic.Pointer[error] // writes fail with it; reads go on
+	err       atomic.Pointer[error]
+	abandoned atomic.Bool // a Pebble goroutine was stopped: do not wait on Pebble
 }
 
-func (f *failure) setAll(err error)    { f.all.CompareAndSwap(nil, &err) }
-func (f *failure) setWrites(err error) { f.writes.CompareAndSwap(nil, &err) }
+func (f *failure) set(err error) { f.err.CompareAndSwap(nil, &err) }
 
-// readErr returns the error every call must fail with, or nil.
-func (f *failure) readErr() error {
-	if p := f.all.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// writeErr returns the error a write must fail with, or nil.
-func (f *failure) writeErr() error {
-	if err := f.readErr(); err != nil {
-		return err
-	}
-	if p := f.writes.Load(); p != nil {
+// get returns the error every call must fail with, or nil.
+func (f *failure) get() error {
+	if p := f.err.Load(); p != nil {
 		return *p
 	}
 	return nil
@@ -110,7 +99,7 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 }
 
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	cause := fmt.Errorf("pebble: "+format, args...)
+	cause := fmt.Errorf(format, args...)
 	p.l.Printf("fatal: %v", cause)
 	for _, a := range args {
 		if e, ok := a.(error); ok {
@@ -119,30 +108,25 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 			break
 		}
 	}
-	// Only a failed commit leaves Pebble's state intact: the write was not
-	// applied, and reads go on.
-	if strings.HasPrefix(format, "pebble: fatal commit error") {
-		p.fail.setWrites(classifyFatal(cause, ErrWriteFailed))
-	} else {
-		p.fail.setAll(classifyFatal(cause, ErrFailed))
-	}
-	err := p.fail.writeErr()
+	p.fail.set(classifyFatal(cause))
+	err := p.fail.get()
 	if underGuard() {
 		panic(fatalPanic{err})
 	}
+	p.fail.abandoned.Store(true)
 	runtime.Goexit()
 }
 
 // classifyFatal wraps a Pebble fatal error in the sentinel that says what
-// it means to a caller: no space, corruption, or else def.
-func classifyFatal(err, def error) error {
+// it means to a caller: no space, corruption, or a failed database.
+func classifyFatal(err error) error {
 	switch {
 	case isNoSpace(err):
 		return fmt.Errorf("%w: %v (reopen the database once space is free)", ErrNoSpace, err)
 	case pebble.IsCorruptionError(err):
 		return fmt.Errorf("%w: %v", ErrCorrupt, err)
 	default:
-		return fmt.Errorf("%w: %v (reopen the database)", def, err)
+		return fmt.Errorf("%w: %v (reopen the database)", ErrFailed, err)
 	}
 }
 
@@ -152,12 +136,12 @@ func (f *failure) listener(l *log.Logger) *pebble.EventListener {
 		BackgroundError: func(err error) {
 			l.Printf("pebble: background error: %v", err)
 			if pebble.IsCorruptionError(err) {
-				f.setAll(fmt.Errorf("%w: %v", ErrCorrupt, err))
+				f.set(fmt.Errorf("%w: %v", ErrCorrupt, err))
 			}
 		},
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
 			l.Printf("pebble: data corruption: %v", info)
-			f.setAll(fmt.Errorf("%w: %s: %v", ErrCorrupt, info.Path, info.Details))
+			f.set(fmt.Errorf("%w: %s: %v", ErrCorrupt, info.Path, info.Details))
 		},
 	}
 }

@@ -21,14 +21,18 @@ import (
 // A refused write changes nothing and returns ErrNoSpace; once space is
 // free again writes succeed, without a reopen. A write that still meets a
 // full disk inside Pebble (another process filled it faster than the
-// check saw) fails with ErrNoSpace too, and later writes fail until the
-// database is reopened (reads go on).
+// check saw) fails with ErrNoSpace too, and so does every later call until
+// the database is reopened (see fatal.go).
 
 const defaultMinFreeSpace = 64 << 20
 
-// spaceGuard checks free space before writes. It asks the filesystem at
-// most every recheckEvery or after recheckBytes were written since the
-// last answer, so a write costs a statfs only now and then.
+// spaceGuard checks free space before writes. Between two questions to
+// the filesystem it estimates what was used as writeAmp times the bytes
+// written (Pebble writes a byte to its log, then to a table, then again
+// in compactions), and it asks again every recheckEvery, after
+// recheckBytes, or on every write once the estimate comes within
+// nearFloor of the floor. So a write costs a statfs only now and then,
+// and every write near the floor sees the real figure.
 type spaceGuard struct {
 	fs    vfs.FS
 	dir   string
@@ -45,6 +49,8 @@ type spaceGuard struct {
 const (
 	recheckEvery = 250 * time.Millisecond
 	recheckBytes = 1 << 20
+	writeAmp     = 4
+	nearFloor    = 16 << 20
 )
 
 func newSpaceGuard(fs vfs.FS, dir string, floor int64) *spaceGuard {
@@ -55,8 +61,8 @@ func newSpaceGuard(fs vfs.FS, dir string, floor int64) *spaceGuard {
 	return g
 }
 
-// reserve reports ErrNoSpace when writing n more bytes would leave less
-// free space than the floor.
+// reserve reports ErrNoSpace when the free space is below the floor, and
+// counts n bytes about to be written.
 func (g *spaceGuard) reserve(n int) error {
 	if g.floor == 0 {
 		return nil
@@ -67,7 +73,8 @@ func (g *spaceGuard) reserve(n int) error {
 		return nil
 	}
 	g.since += uint64(n)
-	if time.Since(g.checked) >= recheckEvery || g.since >= recheckBytes || g.avail < g.floor+g.since {
+	used := writeAmp * g.since
+	if time.Since(g.checked) >= recheckEvery || g.since >= recheckBytes || g.avail < g.floor+nearFloor+used {
 		u, err := g.fs.GetDiskUsage(g.dir)
 		if err != nil {
 			if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, vfs.ErrUnsupported) {
@@ -76,11 +83,11 @@ func (g *spaceGuard) reserve(n int) error {
 			}
 			return fmt.Errorf("engine: free space of %s: %w", g.dir, err)
 		}
-		g.checked, g.avail, g.since = time.Now(), u.AvailBytes, uint64(n)
+		g.checked, g.avail, g.since, used = time.Now(), u.AvailBytes, uint64(n), writeAmp*uint64(n)
 	}
-	if g.avail < g.floor+g.since {
+	if g.avail < g.floor+used {
 		g.since -= uint64(n)
-		return fmt.Errorf("%w: %s has %s free, below the %s floor (Options.MinFreeSpace)",
+		return fmt.Errorf("%w: %s has %s free; writing would go below the %s floor (Options.MinFreeSpace)",
 			ErrNoSpace, g.dir, sizeString(g.avail), sizeString(g.floor))
 	}
 	return nil
@@ -90,7 +97,7 @@ func (g *spaceGuard) reserve(n int) error {
 func sizeString(n uint64) string {
 	const mib = 1 << 20
 	if n >= mib {
-		return fmt.Sprintf("%.1f MiB", float64(n)/mib)
+		return fmt.Sprintf("%.2f MiB", float64(n)/mib)
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
@@ -103,7 +110,7 @@ func isNoSpace(err error) bool {
 // writeError maps an error from a write to Pebble or a checkpoint file to
 // what it means for the caller.
 func writeError(what string, err error) error {
-	for _, known := range []error{ErrNoSpace, ErrWriteFailed, ErrFailed, ErrCorrupt} {
+	for _, known := range []error{ErrNoSpace, ErrFailed, ErrCorrupt} {
 		if errors.Is(err, known) {
 			return err
 		}

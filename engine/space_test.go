@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// fullFS is a filesystem of limited size: writes past the limit fail with
+// ENOSPC, as a full disk does, and GetDiskUsage tells the truth about it.
+// Removing files does not give space back; raise the limit instead.
+type fullFS struct {
+	vfs.FS
+	mu    sync.Mutex
+	limit int64
+	used  int64
+}
+
+func (f *fullFS) setLimit(n int64) {
+	f.mu.Lock()
+	f.limit = n
+	f.mu.Unlock()
+}
+
+func (f *fullFS) take(n int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.used+int64(n) > f.limit {
+		return &os.PathError{Op: "write", Path: "fullfs", Err: syscall.ENOSPC}
+	}
+	f.used += int64(n)
+	return nil
+}
+
+func (f *fullFS) GetDiskUsage(string) (vfs.DiskUsage, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	avail := max(f.limit-f.used, 0)
+	return vfs.DiskUsage{AvailBytes: uint64(avail), TotalBytes: uint64(f.limit), UsedBytes: uint64(f.used)}, nil
+}
+
+func (f *fullFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	file, err := f.FS.Create(name, c)
+	return f.wrap(file, err)
+}
+
+func (f *fullFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	file, err := f.FS.OpenReadWrite(name, c, opts...)
+	return f.wrap(file, err)
+}
+
+func (f *fullFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	file, err := f.FS.ReuseForWrite(oldname, newname, c)
+	return f.wrap(file, err)
+}
+
+func (f *fullFS) wrap(file vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &fullFile{File: file, fs: f}, nil
+}
+
+type fullFile struct {
+	vfs.File
+	fs *fullFS
+}
+
+func (f *fullFile) Write(p []byte) (int, error) {
+	if err := f.fs.take(len(p)); err != nil {
+		return 0, err
+	}
+	return f.File.Write(p)
+}
+
+func (f *fullFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.fs.take(len(p)); err != nil {
+		return 0, err
+	}
+	return f.File.WriteAt(p, off)
+}
+
+// fillUntil upserts batches from from on until one fails, and returns the
+// number of that batch (so batches before it were acknowledged) and the
+// error; a write that does not return within a
+// minute fails the test (a full disk must not hang a write).
+func fillUntil(t *testing.T, c *Collection, from int) (int, error) {
+	t.Helper()
+	for n := from; n < from+100000; n++ {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.Upsert(ctx, crashBatchRecords(n)...)
+			errc <- err
+		}()
+		select {
+		case err := <-errc:
+			if err != nil {
+				return n, err
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("batch %d: Upsert did not return within a minute on a full disk", n)
+		}
+	}
+	t.Fatal("the disk never filled")
+	return 0, nil
+}
+
+// TestDiskFullFloor: writes are refused below the free-space floor with
+// ErrNoSpace, reads go on, and writes succeed again once space is free,
+// without a reopen. Nothing acknowledged is lost.
+func TestDiskFullFloor(t *testing.T) {
+	fs := &fullFS{FS: vfs.NewMem(), limit: 8 << 20}
+	opts := &Options{FS: fs, MinFreeSpace: 2 << 20, CheckpointEvery: -1}
+	db := mustOpen(t, "db", opts)
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	acked, err := fillUntil(t, c, 0)
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("after %d batches: %v, want ErrNoSpace", acked, err)
+	}
+	t.Logf("refused after %d batches: %v", acked, err)
+	if n := c.Count(); n != acked*crashBatch {
+		t.Fatalf("count %d after the refused write, want %d", n, acked*crashBatch)
+	}
+	verifyBatches(t, c, acked-1) // reads go on
+	if err := c.Checkpoint(); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("checkpoint on a full disk: %v, want ErrNoSpace", err)
+	}
+
+	fs.setLimit(12 << 20) // space freed
+	more, err := fillUntil(t, c, acked)
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("after freeing space: %v", err)
+	}
+	if more <= acked {
+		t.Fatalf("no write succeeded after space was freed")
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err) // a checkpoint refused for space is skipped, not an error
+	}
+	fs.setLimit(1 << 30)
+	db = mustOpen(t, "db", opts)
+	defer db.Close()
+	c, _ = db.Collection("c")
+	verifyBatches(t, c, more-1)
+}
+
+// TestDiskFullInsidePebble: with the floor disabled, the write that meets
+// the full disk inside Pebble's log fails with ErrNoSpace instead of
+// panicking or hanging; every later call fails the same way (Pebble may
+// already show the failed batch to readers), and a reopen with space
+// recovers every acknowledged write and nothing else.
+func TestDiskFullInsidePebble(t *testing.T) {
+	fs := &fullFS{FS: vfs.NewMem(), limit: 6 << 20}
+	opts := &Options{FS: fs, MinFreeSpace: -1, CheckpointEvery: -1}
+	db := mustOpen(t, "db", opts)
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	acked, err := fillUntil(t, c, 0)
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("after %d batches: %v, want ErrNoSpace", acked, err)
+	}
+	t.Logf("failed after %d batches: %v", acked, err)
+	fs.setLimit(1 << 30)
+	if _, err := c.Upsert(ctx, crashBatchRecords(acked)...); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("write after a failed commit: %v, want the sticky ErrNoSpace", err)
+	}
+	if _, _, err := c.Get(crashRecord(0, 0).ID); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("read after a failed commit: %v, want the sticky ErrNoSpace", err)
+	}
+	if err := db.Close(); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("close of the failed database: %v, want its ErrNoSpace", err)
+	}
+	db = mustOpen(t, "db", opts)
+	defer db.Close()
+	c, _ = db.Collection("c")
+	verifyBatches(t, c, acked-1)
+	if n := c.Count(); n != acked*crashBatch {
+		t.Fatalf("%d records after reopen, want the %d acknowledged", n, acked*crashBatch)
+	}
+	if _, err := c.Upsert(ctx, crashBatchRecords(acked)...); err != nil {
+		t.Fatalf("write after reopen: %v", err)
+	}
+}
