@@ -37,11 +37,23 @@ func dbFlags(fs *flag.FlagSet, coll bool) (*string, *string) {
 	return dir, name
 }
 
-func openDB(dir string) (*engine.DB, error) {
+// openDB opens the database in dir. Unless create is set, a missing
+// database is an error wrapping engine.ErrNoDatabase and nothing is
+// created: only import, told a collection's shape, creates one.
+func openDB(dir string, create bool) (*engine.DB, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: --db is required", errUsage)
 	}
-	return engine.Open(dir, nil)
+	return engine.Open(dir, &engine.Options{MustExist: !create})
+}
+
+// closeDB closes db and reports a failed close in *err unless it already
+// holds an error. Commands that write defer it, so that a failure to
+// flush or checkpoint at close is not lost.
+func closeDB(db *engine.DB, err *error) {
+	if cerr := db.Close(); cerr != nil && *err == nil {
+		*err = cerr
+	}
 }
 
 // openCollection opens the database in dir and its collection name; the
@@ -50,7 +62,7 @@ func openCollection(dir, name string) (*engine.DB, *engine.Collection, error) {
 	if name == "" {
 		return nil, nil, fmt.Errorf("%w: --collection is required", errUsage)
 	}
-	db, err := openDB(dir)
+	db, err := openDB(dir, false)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -68,7 +80,7 @@ func stats(args []string, out, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	db, err := openDB(*dir)
+	db, err := openDB(*dir, false)
 	if err != nil {
 		return err
 	}
@@ -174,17 +186,17 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-func checkpoint(args []string, out, stderr io.Writer) error {
+func checkpoint(args []string, out, stderr io.Writer) (err error) {
 	fs := newFlags("checkpoint", "checkpoint --db DIR [--collection NAME]", stderr)
 	dir, name := dbFlags(fs, true)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	db, err := openDB(*dir)
+	db, err := openDB(*dir, false)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer closeDB(db, &err)
 	names := db.Collections()
 	if *name != "" {
 		names = []string{*name}
@@ -208,16 +220,13 @@ func verify(args []string, out, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *dir == "" {
-		return fmt.Errorf("%w: --db is required", errUsage)
-	}
-	if _, err := os.Stat(*dir); err != nil {
-		return err
-	}
-	db, err := openDB(*dir)
-	if err != nil {
+	db, err := openDB(*dir, false)
+	if engine.IsCorruption(err) {
 		fmt.Fprintf(out, "problem: %v\n", err)
 		return errInconsistent
+	}
+	if err != nil {
+		return err
 	}
 	defer db.Close()
 	problems, err := db.Verify()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo/engine"
 )
@@ -17,10 +20,15 @@ import (
 // printing "committed N" (cumulative) after each commit: a record counted
 // there is durable. A bad line stops the import before its batch is
 // written, unless --skip-bad, which reports it and goes on.
-func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
+//
+// A line holds exactly one JSON object (surrounding whitespace aside) in
+// valid UTF-8; blank lines are skipped. Import never stores a record
+// altered by decoding: a line with invalid UTF-8 or a lone UTF-16
+// surrogate escape, which encoding/json would turn into U+FFFD, is bad.
+func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error) {
 	fs := newFlags("import", "import --db DIR --collection NAME [--dim N --metric M] [--file F] [--batch N] [--skip-bad]", stderr)
 	dir, name := dbFlags(fs, true)
-	dim := fs.Int("dim", 0, "dimension, to create the collection if it does not exist")
+	dim := fs.Int("dim", 0, "dimension, to create the collection (and the database) if it does not exist")
 	metricName := fs.String("metric", "cosine", "metric of a new collection: cosine, dot or l2")
 	file := fs.String("file", "", "read `FILE` instead of standard input")
 	batch := fs.Int("batch", 1000, "records per commit")
@@ -31,25 +39,10 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 	if *batch <= 0 {
 		return fmt.Errorf("%w: --batch %d, want > 0", errUsage, *batch)
 	}
-	metric, err := parseMetric(*metricName)
-	if err != nil {
-		return err
-	}
-	db, err := openDB(*dir)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
 	if *name == "" {
 		return fmt.Errorf("%w: --collection is required", errUsage)
 	}
-	c, err := db.Collection(*name)
-	if errors.Is(err, engine.ErrCollectionNotFound) {
-		if *dim <= 0 {
-			return fmt.Errorf("collection %q does not exist; pass --dim to create it", *name)
-		}
-		c, err = db.CreateCollection(*name, engine.CollectionConfig{Dimension: *dim, Metric: metric})
-	}
+	metric, err := parseMetric(*metricName)
 	if err != nil {
 		return err
 	}
@@ -62,53 +55,74 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 		defer f.Close()
 		in = f
 	}
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	db, err := openDB(*dir, *dim > 0)
+	if errors.Is(err, engine.ErrNoDatabase) {
+		return fmt.Errorf("no database in %s; pass --dim to create it", *dir)
+	}
+	if err != nil {
+		return err
+	}
+	defer closeDB(db, &err)
+	c, err := db.Collection(*name)
+	if errors.Is(err, engine.ErrCollectionNotFound) {
+		if *dim <= 0 {
+			return fmt.Errorf("collection %q does not exist in %s; pass --dim to create it", *name, *dir)
+		}
+		c, err = db.CreateCollection(*name, engine.CollectionConfig{Dimension: *dim, Metric: metric})
+	}
+	if err != nil {
+		return err
+	}
+	lines := newLineReader(in, maxLine)
 	var pending []engine.Record
-	committed, bad, line := 0, 0, 0
+	committed, bad := 0, 0
 	commit := func() error {
 		if len(pending) == 0 {
 			return nil
 		}
 		if _, err := c.Upsert(context.Background(), pending...); err != nil {
-			return err
+			return fmt.Errorf("commit of the records up to line %d: %w (%d records committed before them)", lines.n, err, committed)
 		}
 		committed += len(pending)
 		pending = pending[:0]
 		fmt.Fprintf(out, "committed %d\n", committed)
 		if committed%(10*(*batch)) == 0 {
-			fmt.Fprintf(stderr, "imported %d records (line %d)\n", committed, line)
+			fmt.Fprintf(stderr, "imported %d records (line %d)\n", committed, lines.n)
 		}
 		return nil
 	}
 	seen := map[string]bool{}
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
+	for {
+		raw, err := lines.next()
+		if err == io.EOF {
+			break
 		}
-		var jr jsonRecord
-		dec := json.NewDecoder(strings.NewReader(text))
-		dec.DisallowUnknownFields()
-		err := dec.Decode(&jr)
-		rec := engine.Record{ID: jr.ID, Vector: jr.Vector, Content: jr.Content, Metadata: jr.Metadata}
+		if err != nil && !errors.Is(err, errLongLine) {
+			return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", lines.n, err, committed)
+		}
+		var rec engine.Record
+		if err == nil {
+			if len(bytes.TrimSpace(raw)) == 0 {
+				continue
+			}
+			rec, err = parseLine(raw)
+		}
 		if err == nil {
 			err = c.Validate(rec)
 		}
-		if err == nil && jr.ID != "" && seen[jr.ID] {
-			err = fmt.Errorf("id %q appears twice in one batch", jr.ID)
+		if err == nil && rec.ID != "" && seen[rec.ID] {
+			err = fmt.Errorf("id %q appears twice in one batch", rec.ID)
 		}
 		if err != nil {
 			if !*skipBad {
-				return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", line, err, committed)
+				return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", lines.n, err, committed)
 			}
 			bad++
-			fmt.Fprintf(stderr, "line %d: skipped: %v\n", line, err)
+			fmt.Fprintf(stderr, "line %d: skipped: %v\n", lines.n, err)
 			continue
 		}
-		if jr.ID != "" {
-			seen[jr.ID] = true
+		if rec.ID != "" {
+			seen[rec.ID] = true
 		}
 		pending = append(pending, rec)
 		if len(pending) == *batch {
@@ -118,14 +132,156 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 			clear(seen)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("line %d: %v", line+1, err)
-	}
 	if err := commit(); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "imported %d records, skipped %d bad lines\n", committed, bad)
 	return nil
+}
+
+// parseLine decodes one non-blank JSONL line into a record. The line must
+// be valid UTF-8 and hold exactly one JSON value, with only whitespace
+// around it.
+func parseLine(raw []byte) (engine.Record, error) {
+	if !utf8.Valid(raw) {
+		return engine.Record{}, fmt.Errorf("invalid UTF-8 at byte %d", invalidUTF8(raw)+1)
+	}
+	if i := loneSurrogate(raw); i >= 0 {
+		return engine.Record{}, fmt.Errorf("lone UTF-16 surrogate escape %s at byte %d (it has no UTF-8 form)", raw[i:i+6], i+1)
+	}
+	text := bytes.TrimSpace(raw)
+	var jr jsonRecord
+	dec := json.NewDecoder(bytes.NewReader(text))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&jr); err != nil {
+		return engine.Record{}, err
+	}
+	if end := int(dec.InputOffset()); end < len(text) {
+		start := len(raw) - len(bytes.TrimLeftFunc(raw, unicode.IsSpace))
+		return engine.Record{}, fmt.Errorf("text after the JSON value at byte %d: %q", start+end+1, oneLine(string(text[end:]), 20))
+	}
+	return engine.Record{ID: jr.ID, Vector: jr.Vector, Content: jr.Content, Metadata: jr.Metadata}, nil
+}
+
+// invalidUTF8 returns the offset of the first byte of b that is not part
+// of a valid UTF-8 encoding, or -1.
+func invalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// loneSurrogate returns the offset of the first \u escape in a JSON string
+// of line that names a UTF-16 surrogate not completed by its pair, or -1.
+// encoding/json decodes such an escape as U+FFFD, so two different ids
+// would become one. Line must be valid UTF-8 (no byte of a multi-byte
+// sequence is '"' or '\\').
+func loneSurrogate(line []byte) int {
+	inString := false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; {
+		case !inString:
+			inString = c == '"'
+		case c == '"':
+			inString = false
+		case c == '\\':
+			r := unicodeEscape(line[i:])
+			switch {
+			case r < 0:
+				i++ // a one-character escape, or a malformed one for the decoder to report
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return i
+			case r >= 0xD800 && r <= 0xDBFF:
+				if lo := unicodeEscape(line[i+6:]); lo < 0xDC00 || lo > 0xDFFF {
+					return i
+				}
+				i += 11
+			default:
+				i += 5
+			}
+		}
+	}
+	return -1
+}
+
+// unicodeEscape returns the code unit of a \uXXXX escape at the start of
+// b, or -1.
+func unicodeEscape(b []byte) rune {
+	if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+		return -1
+	}
+	var r rune
+	for _, c := range b[2:6] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+// maxLine is the longest input line import reads, without its line end.
+const maxLine = 64 << 20
+
+// errLongLine reports a line longer than the reader's limit.
+var errLongLine = fmt.Errorf("longer than the %d MiB line limit", maxLine>>20)
+
+// lineReader reads lines of at most max bytes, without their "\n" or
+// "\r\n". A longer line is read to its end and discarded, so reading can
+// go on after it.
+type lineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+	n   int // lines returned (or reported too long) so far
+}
+
+func newLineReader(r io.Reader, max int) *lineReader {
+	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// next returns the next line, valid until the following call; errLongLine
+// for a line over the limit; io.EOF after the last line.
+func (lr *lineReader) next() ([]byte, error) {
+	lr.buf = lr.buf[:0]
+	long := false
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		if !long {
+			lr.buf = append(lr.buf, chunk...)
+			if len(lr.buf) > lr.max+len("\r\n") {
+				long, lr.buf = true, lr.buf[:0]
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err == io.EOF && len(chunk) == 0 && len(lr.buf) == 0 && !long {
+			return nil, io.EOF
+		}
+		lr.n++
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("read: %w", err)
+		}
+		line := bytes.TrimSuffix(lr.buf, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if long || len(line) > lr.max {
+			return nil, errLongLine
+		}
+		return line, nil
+	}
 }
 
 func parseMetric(s string) (engine.Metric, error) {

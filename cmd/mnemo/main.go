@@ -3,7 +3,9 @@
 //	mnemo demo [--keep DIR]    store and recall real memories through every adapter
 //	mnemo import|export|get|query|stats|checkpoint|verify --db DIR ...
 //
-// Usage errors exit with status 2; other failures print one line and exit 1.
+// Usage errors exit with status 2; other failures print one line and exit
+// 1. A panic is reported as an internal error, exit status 3, with its
+// stack trace only when MNEMO_DEBUG=1.
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 )
 
 // errUsage marks a usage error: the command has printed its usage.
@@ -39,40 +42,43 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run executes a command line and returns the exit status.
+// commands maps each command name to the function that runs it with the
+// arguments after the name.
+var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
+	"demo": demo,
+	"import": func(args []string, stdout, stderr io.Writer) error {
+		return importCmd(args, os.Stdin, stdout, stderr)
+	},
+	"export":     export,
+	"get":        get,
+	"query":      query,
+	"stats":      stats,
+	"checkpoint": checkpoint,
+	"verify":     verify,
+	"bench":      benchCmd,
+}
+
+// run executes a command line and returns the exit status: 0 on success,
+// 1 on failure, 2 on a usage error, 3 on an internal error (a panic).
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	var err error
 	switch args[0] {
-	case "demo":
-		err = demo(args[1:], stdout, stderr)
-	case "import":
-		err = importCmd(args[1:], os.Stdin, stdout, stderr)
-	case "export":
-		err = export(args[1:], stdout, stderr)
-	case "get":
-		err = get(args[1:], stdout, stderr)
-	case "query":
-		err = query(args[1:], stdout, stderr)
-	case "stats":
-		err = stats(args[1:], stdout, stderr)
-	case "checkpoint":
-		err = checkpoint(args[1:], stdout, stderr)
-	case "verify":
-		err = verify(args[1:], stdout, stderr)
-	case "bench":
-		err = benchCmd(args[1:], stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return 0
-	default:
+	}
+	cmd, ok := commands[args[0]]
+	if !ok {
 		fmt.Fprintf(stderr, "mnemo: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+	crashed, err := protect(args[0], stderr, func() error { return cmd(args[1:], stdout, stderr) })
 	switch {
+	case crashed:
+		return 3
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
@@ -87,6 +93,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "mnemo %s: %v\n", args[0], err)
 	return 1
+}
+
+// protect runs f and returns its error. If f panics, protect reports the
+// panic on stderr as an internal error of command name, with a request to
+// report it (and the stack trace when MNEMO_DEBUG=1), and crashed is true.
+// A panic in a goroutine f started is not caught.
+func protect(name string, stderr io.Writer, f func() error) (crashed bool, err error) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		crashed = true
+		fmt.Fprintf(stderr, "mnemo %s: internal error: %s\n", name, oneLine(fmt.Sprint(v), 500))
+		if os.Getenv("MNEMO_DEBUG") == "1" {
+			stderr.Write(debug.Stack())
+		}
+		fmt.Fprintln(stderr, "mnemo: this is a bug in mnemo; please report it with the command line (MNEMO_DEBUG=1 prints the stack trace)")
+	}()
+	return false, f()
 }
 
 // newFlags returns a flag set that prints its usage to stderr and reports

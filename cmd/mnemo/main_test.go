@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,5 +58,40 @@ func TestDemo(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "db")); err != nil {
 		t.Fatalf("--keep did not keep the database: %v", err)
+	}
+}
+
+// TestPanicIsInternalError checks that a panic in a command is reported as
+// an internal error with exit status 3, its stack trace only on request.
+func TestPanicIsInternalError(t *testing.T) {
+	tests := []struct {
+		name  string
+		panic func()
+		debug bool
+		want  string
+	}{
+		{"value", func() { panic("boom") }, false, "mnemo crash: internal error: boom\n"},
+		{"runtime error", func() { var m map[string]int; m["x"]++ }, false, "internal error: assignment to entry in nil map"},
+		{"error value", func() { panic(os.ErrClosed) }, false, "internal error: file already closed"},
+		{"MNEMO_DEBUG=1 keeps the trace", func() { panic("boom") }, true, "goroutine "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			commands["crash"] = func([]string, io.Writer, io.Writer) error { tt.panic(); return nil }
+			defer delete(commands, "crash")
+			t.Setenv("MNEMO_DEBUG", "")
+			if tt.debug {
+				t.Setenv("MNEMO_DEBUG", "1")
+			}
+			var out, errOut bytes.Buffer
+			code := run([]string{"crash"}, &out, &errOut)
+			msg := errOut.String()
+			if code != 3 || !strings.Contains(msg, tt.want) || !strings.Contains(msg, "please report") {
+				t.Errorf("exit %d, stderr %q; want exit 3, %q and a request to report it", code, msg, tt.want)
+			}
+			if !tt.debug && (strings.Contains(msg, "goroutine ") || strings.Count(msg, "\n") != 2) {
+				t.Errorf("stderr %q: want two lines and no stack trace", msg)
+			}
+		})
 	}
 }

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mnemodb/mnemo/engine"
+)
+
+// TestMissingDatabase checks that no command creates a database it was not
+// asked to create: pointed at a missing directory, or at an empty one, each
+// fails with exit status 1 naming the path and leaves the directory as it
+// was.
+func TestMissingDatabase(t *testing.T) {
+	data := writeTemp(t, `{"id":"a","vector":[1,0]}`+"\n")
+	tests := []struct {
+		name string
+		args []string // after --db DIR
+		want []string // each must appear on standard error
+	}{
+		{"stats", []string{"stats"}, nil},
+		{"export", []string{"export", "--collection", "c"}, nil},
+		{"get", []string{"get", "--collection", "c", "a"}, nil},
+		{"query", []string{"query", "--collection", "c", "--vector", "[1,0]"}, nil},
+		{"query text", []string{"query", "--collection", "c", "--text", "hello"}, nil},
+		{"verify", []string{"verify"}, nil},
+		{"checkpoint", []string{"checkpoint"}, nil},
+		{"checkpoint collection", []string{"checkpoint", "--collection", "c"}, nil},
+		{"import without --dim", []string{"import", "--collection", "c", "--file", data}, []string{"--dim"}},
+	}
+	for _, tt := range tests {
+		for _, empty := range []bool{false, true} {
+			name := tt.name + "/missing directory"
+			if empty {
+				name = tt.name + "/empty directory"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "typo", "dir")
+				if empty {
+					if err := os.MkdirAll(dir, 0o755); err != nil {
+						t.Fatal(err)
+					}
+				}
+				args := append([]string{tt.args[0], "--db", dir}, tt.args[1:]...)
+				var out, errOut bytes.Buffer
+				code := run(args, &out, &errOut)
+				if code != 1 {
+					t.Errorf("exit %d, want 1; stdout %q, stderr %q", code, out.String(), errOut.String())
+				}
+				msg := errOut.String()
+				if !strings.HasPrefix(msg, "mnemo "+tt.args[0]+": ") || !strings.Contains(msg, dir) || strings.Count(msg, "\n") != 1 {
+					t.Errorf("stderr %q: want one line \"mnemo %s: ...\" naming %s", msg, tt.args[0], dir)
+				}
+				for _, w := range tt.want {
+					if !strings.Contains(msg, w) {
+						t.Errorf("stderr %q lacks %q", msg, w)
+					}
+				}
+				if !empty {
+					if _, err := os.Stat(filepath.Dir(dir)); !os.IsNotExist(err) {
+						t.Errorf("%s exists afterwards (%v)", filepath.Dir(dir), err)
+					}
+					return
+				}
+				if ents, err := os.ReadDir(dir); err != nil || len(ents) > 0 {
+					t.Errorf("%s afterwards: %d entries, %v; want it empty", dir, len(ents), err)
+				}
+			})
+		}
+	}
+	t.Run("import with --dim creates it", func(t *testing.T) { importCreates(t, data) })
+}
+
+// importCreates checks that import with --dim creates a missing database
+// and its collection.
+func importCreates(t *testing.T, data string) {
+	dir := filepath.Join(t.TempDir(), "new", "db")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"import", "--db", dir, "--collection", "c", "--dim", "2", "--file", data}, &out, &errOut); code != 0 {
+		t.Fatalf("import --dim: exit %d: %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := run([]string{"stats", "--db", dir}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "c: 1 records, dimension 2") {
+		t.Fatalf("stats: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+	// Into the existing database, a second collection also needs --dim.
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"import", "--db", dir, "--collection", "d", "--file", data}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "--dim") {
+		t.Fatalf("import of a new collection without --dim: exit %d: %s", code, errOut.String())
+	}
+	if code := run([]string{"import", "--db", dir, "--collection", "d", "--dim", "2", "--metric", "l2", "--file", data}, &out, &errOut); code != 0 {
+		t.Fatalf("import of a new collection with --dim: exit %d: %s", code, errOut.String())
+	}
+	if got := exportIDs(t, dir, "d"); len(got) != 1 || got[0] != "a" {
+		t.Fatalf("collection d holds %q", got)
+	}
+}
+
+// TestLockedDatabase checks that a database held open elsewhere is an
+// error saying so, "mnemo CMD: ...", with exit status 1, for every
+// command that opens one.
+func TestLockedDatabase(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	data := writeTemp(t, `{"id":"a","vector":[1,0]}`+"\n")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"import", "--db", dir, "--collection", "c", "--dim", "2", "--file", data}, &out, &errOut); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut.String())
+	}
+	db, err := engine.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, args := range [][]string{
+		{"stats"},
+		{"export", "--collection", "c"},
+		{"get", "--collection", "c", "a"},
+		{"query", "--collection", "c", "--vector", "[1,0]"},
+		{"verify"},
+		{"checkpoint"},
+		{"import", "--collection", "c", "--file", data},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			args := append([]string{args[0], "--db", dir}, args[1:]...)
+			var out, errOut bytes.Buffer
+			code := run(args, &out, &errOut)
+			msg := errOut.String()
+			if code != 1 || !strings.HasPrefix(msg, "mnemo "+args[0]+": ") || !strings.Contains(msg, "already open") || strings.Count(msg, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line \"mnemo %s: ... already open ...\"", code, out.String(), msg, args[0])
+			}
+		})
+	}
+}
+
+// exportIDs exports collection name of the database in dir and returns the
+// ids, sorted.
+func exportIDs(t *testing.T, dir, name string) []string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"export", "--db", dir, "--collection", name}, &out, &errOut); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut.String())
+	}
+	var ids []string
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if l == "" {
+			continue
+		}
+		var r jsonRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("export printed %q: %v", l, err)
+		}
+		ids = append(ids, r.ID)
+	}
+	slices.Sort(ids)
+	return ids
+}
