@@ -25,6 +25,13 @@
 // share fsyncs through Pebble's group commit. Only after the commit is the
 // in-memory index updated.
 //
+// What can go wrong below that is handled in one place each: a directory
+// knows it is a database (identity.go), Pebble's fatal errors become the
+// DB's errors instead of ending the process (fatal.go), writes are refused
+// with ErrNoSpace below a free-space floor (space.go), and writes lost
+// from Pebble's log are detected at Open (seqmark.go). README's "durability
+// promise" section says exactly what is detected and what is not.
+//
 // # Restart
 //
 // Each collection's index is checkpointed to a file of its own (a snapshot
@@ -49,6 +56,8 @@
 //	'l' cid(4) seq(8)        logical log (package wal): one record per write batch
 //	'p' cid(4)               checkpoint descriptor (JSON): file, log sequence, size
 //	<dir>/checkpoints/<cid>-<seq>.hnsw   the index snapshot (package index format)
+//	<dir>/MNEMO                          identity: format, database id, creation time (JSON)
+//	<dir>/SEQMARK                        last acknowledged log sequence per collection
 //
 // # Queries, distances and filters
 //
