@@ -20,11 +20,12 @@ import (
 // after Pebble has created its store. Open uses the directory's contents
 // to decide what it may do:
 //
-//	absent or empty (a LOCK or an empty checkpoints/ left
-//	by an interrupted creation count as empty)      -> create (unless MustExist)
-//	identity or Pebble files present                -> open an existing store only;
+//	absent, empty, or only what an interrupted
+//	creation leaves (see evidence)                  -> create (unless MustExist)
+//	evidence of a database (identity, manifest
+//	marker, tables, a log with data, checkpoints)   -> open an existing store only;
 //	                                                   a missing store is corruption
-//	other files only                                -> ErrNotDatabase
+//	other files                                     -> ErrNotDatabase
 //
 // So losing a Pebble file (its MANIFEST marker, say) is reported as damage
 // and never answered by a fresh, empty store over the old files. A store
@@ -52,15 +53,34 @@ const (
 	dirForeign                  // other files only
 )
 
-// pebbleFile reports whether name is one of the files a Pebble store
-// keeps in its directory.
-func pebbleFile(name string) bool {
-	for _, p := range []string{"MANIFEST-", "marker.", "OPTIONS-", "CURRENT"} {
+// evidence reports whether a file of the directory shows that a database
+// was created there: the identity, Pebble's manifest marker (or the CURRENT
+// file of older stores), a table, a log with data, the sequence mark. What
+// Pebble writes before it marks a new store as created (a first MANIFEST,
+// OPTIONS, the format marker, an empty log, temporary files) is not: a
+// crash in the middle of creation leaves only those, and nothing was
+// acknowledged yet.
+func (db *DB) evidence(name string) bool {
+	switch {
+	case name == identityFile, name == seqMarkFile, name == "CURRENT",
+		strings.HasPrefix(name, "marker.manifest."),
+		strings.HasSuffix(name, ".sst"), strings.HasSuffix(name, ".blob"):
+		return true
+	case strings.HasSuffix(name, ".log"):
+		st, err := db.fs.Stat(db.fs.PathJoin(db.dir, name))
+		return err != nil || st.Size() > 0
+	}
+	return false
+}
+
+// creationLeftover reports a file an interrupted creation may leave.
+func creationLeftover(name string) bool {
+	for _, p := range []string{"MANIFEST-", "OPTIONS-", "marker.", "LOCK"} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}
 	}
-	return strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".log") || strings.HasSuffix(name, ".blob")
+	return strings.HasSuffix(name, ".log") || strings.HasSuffix(name, ".dbtmp") || strings.HasSuffix(name, ".tmp")
 }
 
 // inspectDir classifies the database directory.
@@ -75,12 +95,12 @@ func (db *DB) inspectDir() (dirState, error) {
 	state := dirEmpty
 	for _, n := range names {
 		switch {
-		case n == identityFile || pebbleFile(n):
+		case db.evidence(n):
 			return dirDatabase, nil
-		case n == "LOCK":
+		case creationLeftover(n):
 		case n == checkpointDir:
 			if sub, err := db.fs.List(db.fs.PathJoin(db.dir, n)); err != nil || len(sub) > 0 {
-				state = dirForeign
+				return dirDatabase, nil
 			}
 		default:
 			state = dirForeign

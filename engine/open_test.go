@@ -65,6 +65,29 @@ func TestOpenCreatesOnlyWhereItMay(t *testing.T) {
 			t.Fatalf("no identity file: %v", err)
 		}
 	})
+	t.Run("creation interrupted by a crash", func(t *testing.T) {
+		// What a SIGKILL between Pebble's first files and its manifest
+		// marker leaves: a lock, a first manifest, options, an empty log.
+		dir := filepath.Join(root, "interrupted")
+		os.Mkdir(dir, 0o755)
+		for name, data := range map[string]string{"LOCK": "", "MANIFEST-000001": strings.Repeat("m", 39), "OPTIONS-000003": "[Version]\n", "000002.log": ""} {
+			os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
+		}
+		if _, err := Open(dir, &Options{MustExist: true}); !errors.Is(err, ErrNoDatabase) {
+			t.Fatalf("MustExist: got %v, want ErrNoDatabase", err)
+		}
+		db, err := Open(dir, nil)
+		if err != nil {
+			t.Fatalf("an interrupted creation must not brick the directory: %v", err)
+		}
+		mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+		db.Close()
+		db = mustOpen(t, dir, &Options{MustExist: true})
+		defer db.Close()
+		if _, err := db.Collection("c"); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("store removed under the identity", func(t *testing.T) {
 		dir := filepath.Join(root, "gutted")
 		db := mustOpen(t, dir, nil)
