@@ -240,3 +240,64 @@ func damageOutcome(t *testing.T, name, dir string, model map[string]Record) stri
 	}
 	return how
 }
+
+// TestLostLogDetected: the writes Pebble's log alone holds (a drop, a
+// delete, a new collection) must not vanish silently when the log is cut
+// or removed: Open fails with a corruption error.
+func TestLostLogDetected(t *testing.T) {
+	cases := []struct {
+		name string
+		lose func(t *testing.T, db *DB) // the write that only the log holds
+	}{
+		{"drop", func(t *testing.T, db *DB) {
+			if err := db.DropCollection("scratch"); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"delete", func(t *testing.T, db *DB) {
+			c, _ := db.Collection("main")
+			if n, err := c.Delete(ctx, crashRecord(0, 0).ID); n != 1 || err != nil {
+				t.Fatal(n, err)
+			}
+		}},
+		{"create", func(t *testing.T, db *DB) {
+			mustCollection(t, db, "new", CollectionConfig{Dimension: crashDim})
+		}},
+	}
+	for _, tc := range cases {
+		for _, how := range []string{"cut", "removed"} {
+			t.Run(tc.name+"/"+how, func(t *testing.T) {
+				dir := filepath.Join(t.TempDir(), "db")
+				db := mustOpen(t, dir, nil)
+				for _, name := range []string{"main", "scratch"} {
+					c := mustCollection(t, db, name, CollectionConfig{Dimension: crashDim})
+					if _, err := c.Upsert(ctx, crashBatchRecords(0)...); err != nil {
+						t.Fatal(err)
+					}
+				}
+				db.Close() // everything in Pebble's tables
+				db = mustOpen(t, dir, nil)
+				tc.lose(t, db)
+				image := filepath.Join(t.TempDir(), "image")
+				copyDir(t, dir, image)
+				db.Close()
+				log := pickFile(t, image, func(r string) bool { return strings.HasSuffix(r, ".log") })
+				var err error
+				if how == "cut" {
+					err = os.Truncate(filepath.Join(image, log), 0)
+				} else {
+					err = os.Remove(filepath.Join(image, log))
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if db, err := Open(image, nil); !IsCorruption(err) {
+					if err == nil {
+						db.Close()
+					}
+					t.Fatalf("Open after the log was %s: %v, want a corruption error", how, err)
+				}
+			})
+		}
+	}
+}

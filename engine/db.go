@@ -331,6 +331,11 @@ func (db *DB) openSeqMark() error {
 		return err
 	}
 	seqs := make(map[uint32]uint64, len(db.collections))
+	for cid, seq := range db.markAtOpen {
+		if seq == seqDropped {
+			seqs[cid] = seq
+		}
+	}
 	for _, c := range db.collections {
 		seqs[c.id] = c.log.LastSeq()
 	}
@@ -544,7 +549,7 @@ func (db *DB) DropCollection(name string) error {
 	}
 	c.dropped.Store(true)
 	delete(db.collections, name)
-	if err := db.mark.forget(c.id); err != nil {
+	if err := db.mark.dropped(c.id); err != nil {
 		db.logf("%v", err)
 	}
 	if desc != nil {

@@ -24,7 +24,8 @@ import (
 //	+--------+---------+--------------------------------+---------+
 //
 // (little-endian; the checksum, Castagnoli, covers everything before
-// it). After every fsynced commit the collection's acknowledged sequence
+// it; a dropped collection keeps its entry with seq 2^64-1, so that a
+// drop lost with the log is detected too). After every fsynced commit the collection's acknowledged sequence
 // number is written there in place, without an fsync of its own: it is
 // written after the commit, so it never runs ahead of what Pebble has on
 // stable storage, and losing it to a crash only weakens the check. Open
@@ -95,13 +96,18 @@ func (m *seqMark) advance(cid uint32, seq uint64) error {
 	return m.writeLocked()
 }
 
-// forget drops a dropped collection from the mark.
-func (m *seqMark) forget(cid uint32) error {
+// dropped records that collection cid was dropped: from now on its
+// presence at Open means the drop was lost. Collection ids are never
+// reused, so the entry stays.
+func (m *seqMark) dropped(cid uint32) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.seqs, cid)
+	m.seqs[cid] = seqDropped
 	return m.writeLocked()
 }
+
+// seqDropped marks a dropped collection in the sequence mark.
+const seqDropped = ^uint64(0)
 
 func (m *seqMark) writeLocked() error {
 	if m.err != nil {
@@ -139,6 +145,11 @@ func (m *seqMark) close() error {
 // checkSeqMark compares the mark read at Open with a collection's log.
 func (db *DB) checkSeqMark(c *Collection) error {
 	want, ok := db.markAtOpen[c.id]
+	if want == seqDropped {
+		return fmt.Errorf("%w: collection %q was dropped, and the drop was acknowledged, but it is back: "+
+			"writes were lost from Pebble's log (a damaged, cut or removed .log file); restore from a backup",
+			ErrCorrupt, c.name)
+	}
 	if !ok || c.log.LastSeq() >= want {
 		return nil
 	}
@@ -147,8 +158,10 @@ func (db *DB) checkSeqMark(c *Collection) error {
 		ErrCorrupt, c.name, c.log.LastSeq(), want)
 }
 
-// checkLostCollections reports a collection the mark names that was
-// created (its id is below the next free one) but is gone without a drop.
+// checkLostCollections reports a collection the mark names whose creation
+// was lost with the log: its id is not below the next free one. (One that
+// is gone while its id is below it was dropped: a drop whose record in the
+// mark a crash prevented.)
 func (db *DB) checkLostCollections(next uint32) error {
 	for cid := range db.markAtOpen {
 		if cid >= next {
