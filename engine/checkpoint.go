@@ -68,6 +68,9 @@ func (c *Collection) Checkpoint() error {
 }
 
 func (c *Collection) checkpoint() error {
+	if c.db.readOnly {
+		return c.db.space.errLowAtOpen()
+	}
 	c.db.cpMu.Lock()
 	defer c.db.cpMu.Unlock()
 	c.writes.Lock()
@@ -240,7 +243,12 @@ func (c *Collection) load() error {
 	if info.how == "rebuild" && len(c.ids) > 0 {
 		// Persist the rebuilt index at once, so the next Open is fast and
 		// a damaged log is truncated away.
-		if err := c.checkpoint(); err != nil {
+		switch err := c.checkpoint(); {
+		case errors.Is(err, ErrNoSpace):
+			// The records are intact; the next Open with space rebuilds
+			// again or finds the checkpoint.
+			c.db.logf("collection %q: rebuilt index not checkpointed: %v", c.name, err)
+		case err != nil:
 			return err
 		}
 		c.loadInfo.how, c.loadInfo.reason = info.how, info.reason

@@ -49,6 +49,7 @@ type DB struct {
 	cpDone chan struct{}
 
 	openTook time.Duration
+	readOnly bool // opened below the free-space floor: no writes at all
 	id       identity
 	fail     failure
 	// markAtOpen is the sequence mark as Open found it (nil if none);
@@ -155,6 +156,10 @@ func (db *DB) open() error {
 		return fmt.Errorf("%w: %s", ErrNoDatabase, db.dir)
 	}
 	create := state == dirEmpty
+	if !create && db.space.low() {
+		db.readOnly = true
+		db.logf("%s: free space is below the %s floor: opening for reading only", db.dir, sizeString(db.space.floor))
+	}
 	id, hasID, idErr := db.readIdentity()
 	if idErr != nil && !IsCorruption(idErr) {
 		return idErr
@@ -182,6 +187,7 @@ func (db *DB) open() error {
 		FormatMajorVersion: pebble.FormatNewest,
 		ErrorIfNotExists:   !create,
 		ErrorIfExists:      create,
+		ReadOnly:           db.readOnly,
 		EventListener:      db.fail.listener(db.logger),
 	}
 	err = guard(func() error {
@@ -205,7 +211,7 @@ func (db *DB) open() error {
 		}
 	}
 	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
-	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
+	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil && !db.readOnly {
 		db.closePebble()
 		return openError(db.cpPath, err)
 	}
@@ -218,7 +224,7 @@ func (db *DB) open() error {
 		db.closePebble()
 		return err
 	}
-	if !hasID || idErr != nil {
+	if (!hasID || idErr != nil) && !db.readOnly {
 		if id, err = db.writeIdentity(); err != nil {
 			db.closePebble()
 			return err
@@ -232,7 +238,9 @@ func (db *DB) open() error {
 		db.closePebble()
 		return err
 	}
-	db.removeStrayFiles()
+	if !db.readOnly {
+		db.removeStrayFiles()
+	}
 	return nil
 }
 
@@ -339,6 +347,9 @@ func (db *DB) openSeqMark() error {
 	for _, c := range db.collections {
 		seqs[c.id] = c.log.LastSeq()
 	}
+	if db.readOnly {
+		return nil
+	}
 	m, err := openSeqMark(db.fs, db.fs.PathJoin(db.dir, seqMarkFile), seqs)
 	if err != nil {
 		return writeError("open "+seqMarkFile, err)
@@ -413,6 +424,9 @@ func (db *DB) enter() (func(), error) {
 func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, what string) error {
 	if err := db.fail.get(); err != nil {
 		return err
+	}
+	if db.readOnly {
+		return db.space.errLowAtOpen()
 	}
 	if err := db.space.reserve(b.Len()); err != nil {
 		return err
@@ -622,10 +636,12 @@ func (db *DB) Close() error {
 	}
 	if err := db.fail.get(); err != nil {
 		errs = append(errs, err)
-	} else {
+	} else if !db.readOnly && db.opts.MinFreeSpace > 0 && !db.space.low() {
 		// A closed database does not need its Pebble log: what was
 		// written is in its tables, so damage to a log file after a clean
-		// Close loses nothing.
+		// Close loses nothing. Pebble's flush must not meet a full disk
+		// (it retries forever, or panics where it cannot fail), so it
+		// runs only with room above the floor.
 		if err := guard(db.pdb.Flush); err != nil {
 			db.logf("close: flush: %v", err)
 		}

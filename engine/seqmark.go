@@ -87,6 +87,9 @@ func openSeqMark(fs vfs.FS, path string, seqs map[uint32]uint64) (*seqMark, erro
 
 // advance records that seq was acknowledged in collection cid.
 func (m *seqMark) advance(cid uint32, seq uint64) error {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if old, ok := m.seqs[cid]; ok && old >= seq {
@@ -100,6 +103,9 @@ func (m *seqMark) advance(cid uint32, seq uint64) error {
 // presence at Open means the drop was lost. Collection ids are never
 // reused, so the entry stays.
 func (m *seqMark) dropped(cid uint32) error {
+	if m == nil {
+		return nil
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.seqs[cid] = seqDropped

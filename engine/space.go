@@ -19,7 +19,11 @@ import (
 // (Options.MinFreeSpace, default 64 MiB): the floor leaves Pebble room to
 // flush, compact and write its MANIFEST, and mnemo room for checkpoints.
 // A refused write changes nothing and returns ErrNoSpace; once space is
-// free again writes succeed, without a reopen. A write that still meets a
+// free again writes succeed, without a reopen. Open itself must not write
+// on a full disk (Pebble writes a new manifest and log there, and waits
+// forever when it cannot): an existing database found below the floor is
+// opened read-only, and its writes fail with ErrNoSpace until a reopen
+// with space. Close flushes Pebble only when it finds the space to. A write that still meets a
 // full disk inside Pebble (another process filled it faster than the
 // check saw) fails with ErrNoSpace too, and so does every later call until
 // the database is reopened (see fatal.go).
@@ -94,6 +98,23 @@ func (g *spaceGuard) reserve(n int) error {
 			ErrNoSpace, g.dir, sizeString(g.avail), sizeString(g.floor))
 	}
 	return nil
+}
+
+// low asks the filesystem now whether its free space is below the floor
+// (false when there is no floor or the filesystem cannot tell).
+func (g *spaceGuard) low() bool {
+	if g.floor == 0 {
+		return false
+	}
+	u, err := g.fs.GetDiskUsage(g.dir)
+	return err == nil && u.AvailBytes < g.floor
+}
+
+// errLowAtOpen is the error of a write to a database opened read-only
+// because free space was below the floor.
+func (g *spaceGuard) errLowAtOpen() error {
+	return fmt.Errorf("%w: %s had less free space than the %s floor when it was opened, so it was opened for reading only; reopen it once space is free",
+		ErrNoSpace, g.dir, sizeString(g.floor))
 }
 
 // sizeString formats a byte count for messages.

@@ -212,3 +212,56 @@ func TestDiskFullInsidePebble(t *testing.T) {
 		t.Fatalf("write after reopen: %v", err)
 	}
 }
+
+// TestFullDiskOpenAndClose: Open of a database whose disk is below the
+// floor opens it for reading (Pebble would otherwise write a manifest and
+// a log there, and wait forever on a full disk), even when the index must
+// be rebuilt; Close on a full disk returns without flushing. After space is
+// freed a reopen writes again, and nothing acknowledged is lost.
+func TestFullDiskOpenAndClose(t *testing.T) {
+	fs := &fullFS{FS: vfs.NewMem(), limit: 1 << 30}
+	opts := &Options{FS: fs, MinFreeSpace: 32 << 20, CheckpointEvery: -1}
+	db := mustOpen(t, "db", opts)
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	for n := 0; n < 10; n++ {
+		if _, err := c.Upsert(ctx, spaceRecords(n)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs.mu.Lock()
+	fs.limit = fs.used + 1<<20 // another process filled the disk
+	fs.mu.Unlock()
+	if err := db.Close(); err != nil {
+		t.Fatalf("close on a full disk: %v", err)
+	}
+	// No checkpoint could be written: the next Open rebuilds the index.
+	names, _ := fs.List("db/" + checkpointDir)
+	for _, n := range names {
+		fs.Remove("db/" + checkpointDir + "/" + n)
+	}
+
+	db, err := Open("db", opts)
+	if err != nil {
+		t.Fatalf("open on a full disk: %v", err)
+	}
+	c, _ = db.Collection("c")
+	checkSpaceRecords(t, c, 10)
+	if _, err := c.Upsert(ctx, spaceRecords(10)...); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("write to a database opened on a full disk: %v, want ErrNoSpace", err)
+	}
+	if _, err := db.CreateCollection("d", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("create on a database opened on a full disk: %v, want ErrNoSpace", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	fs.setLimit(1 << 30)
+	db = mustOpen(t, "db", opts)
+	defer db.Close()
+	c, _ = db.Collection("c")
+	checkSpaceRecords(t, c, 10)
+	if _, err := c.Upsert(ctx, spaceRecords(10)...); err != nil {
+		t.Fatalf("write after space was freed: %v", err)
+	}
+}
