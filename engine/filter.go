@@ -312,6 +312,11 @@ func (p *filterParser) scalar(v any) (any, error) {
 	case nil, bool, string:
 		return x, nil
 	case json.Number:
+		// What the decoder makes of JSON text; a Go caller can put any
+		// string in one, which ParseFloat would take for NaN or hex.
+		if !isJSONNumber(string(x)) {
+			return nil, p.errorf("%q is not a JSON number", string(x))
+		}
 		f, err := x.Float64()
 		if err != nil {
 			return nil, p.errorf("%v", err)

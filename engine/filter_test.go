@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -228,6 +229,39 @@ func TestParseFilterEmpty(t *testing.T) {
 			}
 			if err != nil || !f.IsEmpty() || !f.Match(nil) || !f.Match(map[string]any{"a": 1.0}) {
 				t.Fatalf("ParseFilter(%q) = %v, %v; want a filter admitting everything", tt.text, f, err)
+			}
+		})
+	}
+}
+
+// TestNewFilterNumbers checks that a json.Number in a filter built from Go
+// values is a JSON number literal within float64's range, as it is when
+// ParseFilter decodes text: NaN or 0x10 must not slip in.
+func TestNewFilterNumbers(t *testing.T) {
+	tests := []struct {
+		num string
+		ok  bool
+	}{
+		{"2.5", true},
+		{"-0", true},
+		{"1e-400", true}, // rounds to 0, as the decoder does
+		{"NaN", false},
+		{"Inf", false},
+		{"-Infinity", false},
+		{"0x1p-2", false},
+		{"1_0", false},
+		{"+1", false},
+		{"", false},
+		{"1e400", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.num, func(t *testing.T) {
+			f, err := NewFilter(map[string]any{"a": map[string]any{"$gte": json.Number(tt.num)}})
+			if tt.ok && (err != nil || f.IsEmpty()) {
+				t.Fatalf("rejected: %v", err)
+			}
+			if !tt.ok && (!errors.Is(err, ErrBadFilter) || !strings.Contains(err.Error(), "filter.a.$gte: ")) {
+				t.Fatalf("err = %v, want ErrBadFilter naming filter.a.$gte", err)
 			}
 		})
 	}
