@@ -168,11 +168,11 @@ func (b *builder) chain() any {
 
 // depthOver reports whether v, at level depth if it is a map or a list,
 // nests deeper than limit. It stops at the first container too deep, so a
-// cycle costs a bounded walk.
+// cycle costs a bounded walk. A nil map or list is JSON null, not a level.
 func depthOver(v any, depth, limit int) bool {
 	switch x := v.(type) {
 	case map[string]any:
-		if depth > limit {
+		if x != nil && depth > limit {
 			return true
 		}
 		for _, e := range x {
@@ -181,7 +181,7 @@ func depthOver(v any, depth, limit int) bool {
 			}
 		}
 	case []any:
-		if depth > limit {
+		if x != nil && depth > limit {
 			return true
 		}
 		for _, e := range x {
