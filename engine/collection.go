@@ -113,8 +113,11 @@ func (c *Collection) checkVector(v []float32) error {
 		}
 	}
 	if c.cfg.Metric == Cosine {
-		if n := simd.Norm(v); n == 0 || math.IsInf(float64(n), 0) {
-			return fmt.Errorf("%w: norm is %v", ErrZeroVector, n)
+		switch n := simd.Norm(v); {
+		case n == 0:
+			return fmt.Errorf("%w: norm is 0", ErrZeroVector)
+		case math.IsInf(float64(n), 0):
+			return fmt.Errorf("%w: the sum of the squared components is %v", ErrNormOverflow, n)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -221,24 +222,37 @@ func runModel(t *testing.T, mode string, kind IndexKind) {
 	cfg := CollectionConfig{Dimension: 4, Metric: L2, Index: kind, M: 4, EfConstruction: 16}
 	c := mustCollection(t, db, "m", cfg)
 	m := model{}
-	randRec := func() Record {
+	// randRec returns a random record and whether Upsert must accept it.
+	randRec := func() (Record, bool) {
 		id := fmt.Sprintf("r%02d", r.IntN(40))
 		v := vec(float32(r.IntN(5)), float32(r.IntN(5)), float32(r.IntN(5)), r.Float32())
-		return Record{ID: id, Vector: v, Content: "c" + id, Metadata: map[string]any{"g": float64(r.IntN(3)), "s": id[:2]}}
+		meta, ok := randMeta(r)
+		meta["g"], meta["s"] = float64(r.IntN(3)), id[:2]
+		return Record{ID: id, Vector: v, Content: "c" + id, Metadata: meta}, ok
 	}
 	for op := 0; op < 400; op++ {
 		switch x := r.IntN(100); {
 		case x < 45:
-			batch := []Record{randRec()}
+			rec, valid := randRec()
+			batch := []Record{rec}
 			if r.IntN(3) == 0 {
-				if b := randRec(); b.ID != batch[0].ID {
-					batch = append(batch, b)
+				if b, ok := randRec(); b.ID != batch[0].ID {
+					batch, valid = append(batch, b), valid && ok
 				}
 			}
-			if _, err := c.Upsert(ctx, batch...); err != nil {
+			_, err := c.Upsert(ctx, batch...)
+			if !valid {
+				// Refused as a whole; checkAgainstModel sees nothing changed.
+				if !errors.Is(err, ErrInvalidRecord) {
+					t.Fatalf("Upsert of invalid metadata: err = %v, want ErrInvalidRecord", err)
+				}
+				break
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 			for _, rec := range batch {
+				rec.Metadata = normalized(t, rec.Metadata)
 				m[rec.ID] = rec
 			}
 		case x < 65:
@@ -306,9 +320,76 @@ func checkAgainstModel(t *testing.T, c *Collection, m model) {
 	}
 }
 
+// sameRecord compares records; b's metadata is as reads return it (see
+// normalized).
 func sameRecord(a, b Record) bool {
 	return a.ID == b.ID && a.Content == b.Content && reflect.DeepEqual(a.Vector, b.Vector) &&
-		fmt.Sprint(a.Metadata) == fmt.Sprint(b.Metadata)
+		reflect.DeepEqual(a.Metadata, b.Metadata)
+}
+
+// metaStrings are keys and strings for randMeta: unicode, escapes, JSON
+// syntax and path syntax.
+var metaStrings = []string{"", "a", "é", "日本語", "🙂 emoji", "a.b", "[0]", `"q"`, `\`, "<&>", "\u2028\u2029", "\x00nul", " ", "$and"}
+
+// randMeta returns random metadata and whether Upsert must accept it:
+// nested objects and lists, unicode, numbers of several Go types; now and
+// then a chain of objects near MaxMetadataDepth or a string that is not
+// UTF-8.
+func randMeta(r *rand.Rand) (map[string]any, bool) {
+	meta := map[string]any{}
+	ok := true
+	for n := r.IntN(3); n > 0; n-- {
+		meta[metaStrings[r.IntN(len(metaStrings))]] = randMetaValue(r, 4)
+	}
+	switch r.IntN(10) {
+	case 0:
+		// A chain of d objects under meta, which is level 1.
+		d := MaxMetadataDepth - 4 + r.IntN(8)
+		var v any = "end"
+		for i := 0; i < d; i++ {
+			v = map[string]any{metaStrings[r.IntN(len(metaStrings))]: v}
+		}
+		meta["deep"], ok = v, 1+d <= MaxMetadataDepth
+	case 1:
+		meta["bad"], ok = []any{"ok", "a\xffb"}, false
+	}
+	return meta, ok
+}
+
+// randMetaValue returns a valid metadata value nested at most depth levels.
+func randMetaValue(r *rand.Rand, depth int) any {
+	str := func() string { return metaStrings[r.IntN(len(metaStrings))] }
+	switch r.IntN(11) {
+	case 0, 1:
+		if depth > 0 {
+			m := map[string]any{}
+			for n := r.IntN(4); n > 0; n-- {
+				m[str()] = randMetaValue(r, depth-1)
+			}
+			return m
+		}
+	case 2, 3:
+		if depth > 0 {
+			l := make([]any, r.IntN(4))
+			for i := range l {
+				l[i] = randMetaValue(r, depth-1)
+			}
+			return l
+		}
+	case 4:
+		return r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-20))
+	case 5:
+		return r.IntN(1<<20) - 1<<19
+	case 6:
+		return float32(r.NormFloat64())
+	case 7:
+		return json.Number(fmt.Sprintf("%de%d", r.IntN(1000)-500, r.IntN(600)-300))
+	case 8:
+		return r.IntN(2) == 0
+	case 9:
+		return nil
+	}
+	return str()
 }
 
 // checkExactQuery compares an exact-mode query with the model's answer by

@@ -53,6 +53,9 @@ var (
 	// ErrCorrupt is matched by every corruption the engine detects in what
 	// it reads from disk. Test for it with IsCorruption.
 	ErrCorrupt = errors.New("engine: corruption")
+	// ErrNormOverflow reports a vector under the cosine metric whose
+	// components are finite but whose norm overflows float32.
+	ErrNormOverflow = index.ErrNormOverflow
 )
 
 // IsCorruption reports whether err was caused by damaged data on disk: a

@@ -21,7 +21,7 @@ import (
 //	{"lang": {"$ne": "fr"}}                      $ne: not equal (true when the field is absent)
 //	{"tag": {"$in": ["a", "b"]}}                 $in, $nin: a list of values
 //	{"draft": {"$exists": false}}                $exists: presence of the field
-//	{"$and": [{...}, {...}]}, {"$or": [...]}     combinators, any depth
+//	{"$and": [{...}, {...}]}, {"$or": [...]}     combinators, nested (see MaxFilterDepth)
 //
 // Several fields in one object are an implicit $and. Values are strings,
 // numbers, booleans and null; equality between a number and a string is
@@ -55,11 +55,34 @@ type (
 	}
 )
 
-// ParseFilter parses a filter from its JSON text. An empty string or "{}"
-// admits everything.
+// Limits on filters.
+const (
+	// MaxFilterDepth bounds how deeply a filter nests, counted as for
+	// metadata: the filter object is level 1 and each object or list inside
+	// it a level deeper, so $and and $or nest up to 31 deep. It also bounds
+	// a cyclic Go value (a map that contains itself), refused for nesting
+	// too deep.
+	MaxFilterDepth = maxNesting
+	// MaxFilterValues bounds the values (objects, lists and scalars) of a
+	// filter, counted as if it were written out as JSON text: a sub-filter
+	// that several parents share counts once for each.
+	MaxFilterValues = 1 << 20
+)
+
+// jsonSpace is the white space of JSON text.
+const jsonSpace = " \t\r\n"
+
+// ParseFilter parses a filter from its JSON text. An empty string (or one
+// of JSON white space only) or "{}" admits everything. The text's nesting
+// is checked against MaxFilterDepth before it is decoded, so the cost is
+// linear in its length.
 func ParseFilter(text string) (*Filter, error) {
-	if strings.TrimSpace(text) == "" {
+	if strings.Trim(text, jsonSpace) == "" {
 		return &Filter{}, nil
+	}
+	path := newJSONPath("filter", MaxFilterDepth)
+	if err := scanDepth(text, &path, 1, MaxFilterDepth); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadFilter, err)
 	}
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
@@ -79,12 +102,18 @@ func ParseFilter(text string) (*Filter, error) {
 
 // NewFilter builds a filter from its decoded form (what encoding/json
 // produces, or the same shape written in Go: map[string]any, []any, string,
-// float64, int, json.Number, bool, nil).
+// float64, int, json.Number, bool, nil). It first checks m against
+// MaxFilterDepth and MaxFilterValues, so that its cost is bounded whatever
+// m holds, cycles included.
 func NewFilter(m map[string]any) (*Filter, error) {
 	if len(m) == 0 {
 		return &Filter{}, nil
 	}
-	root, err := parseObject("filter", m)
+	p := filterParser{path: newJSONPath("filter", MaxFilterDepth)}
+	if err := p.check(m, 1); err != nil {
+		return nil, err
+	}
+	root, err := p.object(m)
 	if err != nil {
 		return nil, err
 	}
@@ -102,52 +131,72 @@ func (f *Filter) Match(meta map[string]any) bool {
 // IsEmpty reports whether the filter admits everything.
 func (f *Filter) IsEmpty() bool { return f == nil || f.root == nil }
 
-func parseObject(path string, m map[string]any) (node, error) {
+// filterParser builds a filter's nodes, keeping the path of the value at
+// hand for errors.
+type filterParser struct {
+	path   jsonPath
+	values int // counted by check
+}
+
+func (p *filterParser) errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrBadFilter, p.path.String(), fmt.Sprintf(format, args...))
+}
+
+// check walks v, which sits at level depth if it is an object or a list,
+// and reports the first value beyond MaxFilterValues or container deeper
+// than MaxFilterDepth. Parsing descends only into what check has walked.
+func (p *filterParser) check(v any, depth int) error {
+	p.values++
+	if p.values > MaxFilterValues {
+		return p.errorf("the filter holds more than %d values", MaxFilterValues)
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if depth > MaxFilterDepth {
+			return p.errorf("nested deeper than %d levels", MaxFilterDepth)
+		}
+		for k, e := range x {
+			p.path.pushKey(k)
+			err := p.check(e, depth+1)
+			p.path.pop()
+			if err != nil {
+				return err
+			}
+		}
+	case []any:
+		if depth > MaxFilterDepth {
+			return p.errorf("nested deeper than %d levels", MaxFilterDepth)
+		}
+		p.path.pushIndex(0)
+		defer p.path.pop()
+		for i, e := range x {
+			p.path.setIndex(i)
+			if err := p.check(e, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *filterParser) object(m map[string]any) (node, error) {
 	if len(m) == 0 {
-		return nil, fmt.Errorf("%w: %s: empty object", ErrBadFilter, path)
+		return nil, p.errorf("empty object")
 	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys) // deterministic errors and evaluation order
-	var parts andNode
+	parts := make(andNode, 0, len(keys))
 	for _, k := range keys {
-		p := path + "." + k
-		switch {
-		case k == "$and" || k == "$or":
-			list, ok := m[k].([]any)
-			if !ok || len(list) == 0 {
-				return nil, fmt.Errorf("%w: %s: want a non-empty list of objects", ErrBadFilter, p)
-			}
-			var kids []node
-			for i, item := range list {
-				obj, ok := item.(map[string]any)
-				if !ok {
-					return nil, fmt.Errorf("%w: %s[%d]: want an object, got %s", ErrBadFilter, p, i, typeName(item))
-				}
-				kid, err := parseObject(fmt.Sprintf("%s[%d]", p, i), obj)
-				if err != nil {
-					return nil, err
-				}
-				kids = append(kids, kid)
-			}
-			if k == "$and" {
-				parts = append(parts, andNode(kids))
-			} else {
-				parts = append(parts, orNode(kids))
-			}
-		case strings.HasPrefix(k, "$"):
-			return nil, fmt.Errorf("%w: %s: unknown combinator (want $and or $or)", ErrBadFilter, p)
-		case k == "":
-			return nil, fmt.Errorf("%w: %s: empty field name", ErrBadFilter, p)
-		default:
-			n, err := parseField(p, k, m[k])
-			if err != nil {
-				return nil, err
-			}
-			parts = append(parts, n)
+		p.path.pushKey(k)
+		n, err := p.member(k, m[k])
+		p.path.pop()
+		if err != nil {
+			return nil, err
 		}
+		parts = append(parts, n)
 	}
 	if len(parts) == 1 {
 		return parts[0], nil
@@ -155,85 +204,132 @@ func parseObject(path string, m map[string]any) (node, error) {
 	return parts, nil
 }
 
-func parseField(path, field string, v any) (node, error) {
+// member parses the key k of an object and its value v.
+func (p *filterParser) member(k string, v any) (node, error) {
+	switch {
+	case k == "$and" || k == "$or":
+		list, ok := v.([]any)
+		if !ok || len(list) == 0 {
+			return nil, p.errorf("want a non-empty list of objects")
+		}
+		kids := make([]node, 0, len(list))
+		p.path.pushIndex(0)
+		defer p.path.pop()
+		for i, item := range list {
+			p.path.setIndex(i)
+			obj, ok := item.(map[string]any)
+			if !ok {
+				return nil, p.errorf("want an object, got %s", typeName(item))
+			}
+			kid, err := p.object(obj)
+			if err != nil {
+				return nil, err
+			}
+			kids = append(kids, kid)
+		}
+		if k == "$and" {
+			return andNode(kids), nil
+		}
+		return orNode(kids), nil
+	case strings.HasPrefix(k, "$"):
+		return nil, p.errorf("unknown combinator (want $and or $or)")
+	case k == "":
+		return nil, p.errorf("empty field name")
+	}
+	return p.field(k, v)
+}
+
+func (p *filterParser) field(field string, v any) (node, error) {
 	ops, ok := v.(map[string]any)
 	if !ok {
-		val, err := scalar(path, v)
+		val, err := p.scalar(v)
 		if err != nil {
 			return nil, err
 		}
 		return cmpNode{field, "$eq", val}, nil
 	}
 	if len(ops) != 1 {
-		return nil, fmt.Errorf("%w: %s: want exactly one operator, got %d", ErrBadFilter, path, len(ops))
+		return nil, p.errorf("want exactly one operator, got %d", len(ops))
 	}
 	for op, arg := range ops {
-		p := path + "." + op
-		switch op {
-		case "$eq", "$ne":
-			val, err := scalar(p, arg)
-			if err != nil {
-				return nil, err
-			}
-			return cmpNode{field, op, val}, nil
-		case "$gt", "$gte", "$lt", "$lte":
-			val, err := scalar(p, arg)
-			if err != nil {
-				return nil, err
-			}
-			switch val.(type) {
-			case float64, string:
-			default:
-				return nil, fmt.Errorf("%w: %s: want a number or a string, got %s", ErrBadFilter, p, typeName(arg))
-			}
-			return cmpNode{field, op, val}, nil
-		case "$in", "$nin":
-			list, ok := arg.([]any)
-			if !ok {
-				return nil, fmt.Errorf("%w: %s: want a list, got %s", ErrBadFilter, p, typeName(arg))
-			}
-			vals := make([]any, len(list))
-			for i, item := range list {
-				val, err := scalar(fmt.Sprintf("%s[%d]", p, i), item)
-				if err != nil {
-					return nil, err
-				}
-				vals[i] = val
-			}
-			return inNode{field, vals, op == "$nin"}, nil
-		case "$exists":
-			b, ok := arg.(bool)
-			if !ok {
-				return nil, fmt.Errorf("%w: %s: want true or false, got %s", ErrBadFilter, p, typeName(arg))
-			}
-			return existsNode{field, b}, nil
-		default:
-			return nil, fmt.Errorf("%w: %s: unknown operator (want $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin or $exists)", ErrBadFilter, p)
-		}
+		p.path.pushKey(op)
+		defer p.path.pop()
+		return p.operator(field, op, arg)
 	}
 	panic("unreachable")
 }
 
+func (p *filterParser) operator(field, op string, arg any) (node, error) {
+	switch op {
+	case "$eq", "$ne":
+		val, err := p.scalar(arg)
+		if err != nil {
+			return nil, err
+		}
+		return cmpNode{field, op, val}, nil
+	case "$gt", "$gte", "$lt", "$lte":
+		val, err := p.scalar(arg)
+		if err != nil {
+			return nil, err
+		}
+		switch val.(type) {
+		case float64, string:
+		default:
+			return nil, p.errorf("want a number or a string, got %s", typeName(arg))
+		}
+		return cmpNode{field, op, val}, nil
+	case "$in", "$nin":
+		list, ok := arg.([]any)
+		if !ok {
+			return nil, p.errorf("want a list, got %s", typeName(arg))
+		}
+		vals := make([]any, len(list))
+		p.path.pushIndex(0)
+		defer p.path.pop()
+		for i, item := range list {
+			p.path.setIndex(i)
+			val, err := p.scalar(item)
+			if err != nil {
+				return nil, err
+			}
+			vals[i] = val
+		}
+		return inNode{field, vals, op == "$nin"}, nil
+	case "$exists":
+		b, ok := arg.(bool)
+		if !ok {
+			return nil, p.errorf("want true or false, got %s", typeName(arg))
+		}
+		return existsNode{field, b}, nil
+	}
+	return nil, p.errorf("unknown operator (want $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin or $exists)")
+}
+
 // scalar canonicalises a filter value: numbers to float64, strings, bools
 // and nil as they are.
-func scalar(path string, v any) (any, error) {
+func (p *filterParser) scalar(v any) (any, error) {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return x, nil
 	case json.Number:
+		// What the decoder makes of JSON text; a Go caller can put any
+		// string in one, which ParseFloat would take for NaN or hex.
+		if !isJSONNumber(string(x)) {
+			return nil, p.errorf("%q is not a JSON number", string(x))
+		}
 		f, err := x.Float64()
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrBadFilter, path, err)
+			return nil, p.errorf("%v", err)
 		}
 		return f, nil
 	}
 	if f, ok := toFloat(v); ok {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("%w: %s: %v is not a JSON number", ErrBadFilter, path, f)
+			return nil, p.errorf("%v is not a JSON number", f)
 		}
 		return f, nil
 	}
-	return nil, fmt.Errorf("%w: %s: want a string, number, boolean or null, got %s", ErrBadFilter, path, typeName(v))
+	return nil, p.errorf("want a string, number, boolean or null, got %s", typeName(v))
 }
 
 // toFloat converts Go numeric types to float64.

@@ -3,8 +3,12 @@
 //
 //   - FuzzEngineOps: streams of upserts, deletes, queries, checkpoints and
 //     reopens against a map model;
-//   - FuzzFilter: the metadata filter parser and evaluator against a
-//     straightforward reference evaluator;
+//   - FuzzFilter: the metadata filter parser (on JSON text, and on Go
+//     values built from the same input, cycles included) and evaluator
+//     against a straightforward reference evaluator;
+//   - FuzzMetadata: record metadata of every shape (deep, cyclic, not
+//     UTF-8, odd numbers) is refused with a clear error and no change, or
+//     reads back unchanged across a reopen;
 //   - FuzzDocumentPaths: document-store paths never escape the root.
 //
 // Package-local targets live beside their code: simd FuzzKernels, index

@@ -31,8 +31,11 @@ func FuzzDocumentPaths(f *testing.F) {
 		werr := d.Write(ctx, p, "content")
 		_, rerr := d.Read(ctx, p)
 		derr := d.Delete(ctx, p)
+		// base is unique to this run, so p cannot name it by chance, while
+		// an error may well quote a p such as "../tmp" that holds the
+		// name of the system's temporary directory.
 		for _, err := range []error{werr, rerr, derr} {
-			if err != nil && (strings.Contains(err.Error(), base) || strings.Contains(err.Error(), os.TempDir())) {
+			if err != nil && strings.Contains(err.Error(), base) {
 				t.Fatalf("error names a host path: %v", err)
 			}
 		}

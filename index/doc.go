@@ -22,8 +22,9 @@
 // (distances in [0, 2]); [Dot] ranks by -dot; [L2] by the squared Euclidean
 // distance. Smaller is nearer for all three. Add and Search validate their
 // input at this boundary (dimension, finite components, a non-zero vector
-// under Cosine) and return errors wrapping [ErrDimension], [ErrNonFinite]
-// and [ErrZeroVector]; nothing panics on user input.
+// whose norm fits float32 under Cosine) and return errors wrapping
+// [ErrDimension], [ErrNonFinite], [ErrZeroVector] and [ErrNormOverflow];
+// nothing panics on user input.
 //
 // # The graph
 //

@@ -15,6 +15,10 @@ var (
 	// ErrZeroVector reports a zero vector where the cosine metric needs a
 	// direction.
 	ErrZeroVector = errors.New("index: zero vector under the cosine metric")
+	// ErrNormOverflow reports a vector, under the cosine metric, whose
+	// components are finite but whose squared norm overflows float32, so
+	// that it cannot be normalised.
+	ErrNormOverflow = errors.New("index: vector norm overflows float32 under the cosine metric")
 	// ErrInvalidOptions reports options that cannot be used.
 	ErrInvalidOptions = errors.New("index: invalid options")
 	// ErrCorrupt reports a snapshot that cannot be decoded. Test for it with

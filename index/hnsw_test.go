@@ -98,6 +98,7 @@ func TestBadInput(t *testing.T) {
 				{[]float32{1, nan, 3}, ErrNonFinite},
 				{[]float32{1, float32(math.Inf(-1)), 3}, ErrNonFinite},
 				{[]float32{0, 0, 0}, ErrZeroVector},
+				{[]float32{3e38, 3e38, 3e38}, ErrNormOverflow},
 			}
 			for _, a := range adds {
 				if err := idx.Add(1, a.vec); !errors.Is(err, a.want) {

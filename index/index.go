@@ -96,8 +96,8 @@ type Index interface {
 	Len() int
 	// Add stores vec under key, replacing any vector the key had. vec is
 	// copied (and normalised under Cosine); the caller may reuse it. It
-	// returns an error wrapping ErrDimension, ErrNonFinite or ErrZeroVector
-	// for bad input, and then changes nothing.
+	// returns an error wrapping ErrDimension, ErrNonFinite, ErrZeroVector
+	// or ErrNormOverflow for bad input, and then changes nothing.
 	Add(key uint64, vec []float32) error
 	// Delete removes key and reports whether it was present.
 	Delete(key uint64) bool
@@ -139,7 +139,8 @@ func Read(r io.Reader) (Index, error) {
 }
 
 // checkVector validates a vector at the API boundary: its length, finite
-// components and, under Cosine, a non-zero norm.
+// components and, under Cosine, a norm that is neither zero nor too large
+// for float32 (the squares of finite components can still overflow).
 func checkVector(vec []float32, dim int, metric Metric) error {
 	if len(vec) != dim {
 		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(vec), dim)
@@ -150,9 +151,11 @@ func checkVector(vec []float32, dim int, metric Metric) error {
 		}
 	}
 	if metric == Cosine {
-		n := simd.Norm(vec)
-		if n == 0 || math.IsInf(float64(n), 0) {
-			return fmt.Errorf("%w: norm is %v", ErrZeroVector, n)
+		switch n := simd.Norm(vec); {
+		case n == 0:
+			return fmt.Errorf("%w: norm is 0", ErrZeroVector)
+		case math.IsInf(float64(n), 0):
+			return fmt.Errorf("%w: the sum of the squared components is %v", ErrNormOverflow, n)
 		}
 	}
 	return nil

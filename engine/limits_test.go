@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+// The tests in this file and filter_test.go guard the limits on what a
+// write or a filter may hold: nesting and size.
+// The regressions they guard against never return and allocate gigabytes a
+// second, so each risky call runs under bounded.
+
+const (
+	// boundTimeout and boundAlloc stop a runaway call: no call here needs
+	// more than a few milliseconds or megabytes.
+	boundTimeout = time.Minute
+	boundAlloc   = 1 << 30
+	// smallAlloc is what a rejected or accepted call may allocate.
+	smallAlloc = 50 << 20
+)
+
+// bounded runs fn and returns the bytes allocated meanwhile (by every
+// goroutine, so callers run nothing in parallel). If fn runs longer than
+// boundTimeout or allocates more than boundAlloc, a goroutine of its own
+// panics, which ends the test binary at once (as go test -timeout does)
+// instead of letting the runaway call exhaust the machine's memory; a
+// panic in the test's goroutine would wait for test bookkeeping that the
+// runaway call can starve.
+func bounded(what string, fn func()) uint64 {
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	deadline := time.NewTimer(boundTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var ms runtime.MemStats
+	for {
+		select {
+		case <-done:
+			runtime.ReadMemStats(&ms)
+			return ms.TotalAlloc - before.TotalAlloc
+		case <-deadline.C:
+			abort(fmt.Sprintf("%s: still running after %v", what, boundTimeout))
+		case <-tick.C:
+			runtime.ReadMemStats(&ms)
+			if n := ms.TotalAlloc - before.TotalAlloc; n > boundAlloc {
+				abort(fmt.Sprintf("%s: allocated %d MB and still running", what, n>>20))
+			}
+		}
+	}
+}
+
+// abort ends the test binary with msg.
+func abort(msg string) {
+	go func() { panic(msg) }()
+	select {}
+}
+
+// nestMaps returns metadata depth levels deep, itself the first:
+// {"a": {"a": ... {"a": 1}}}.
+func nestMaps(depth int) map[string]any {
+	m := map[string]any{"a": 1.0}
+	for i := 1; i < depth; i++ {
+		m = map[string]any{"a": m}
+	}
+	return m
+}
+
+// nestLists returns metadata depth levels deep: {"l": [[...[1]...]]}.
+func nestLists(depth int) map[string]any {
+	var v any = []any{1.0}
+	for i := 2; i < depth; i++ {
+		v = []any{v}
+	}
+	return map[string]any{"l": v}
+}
+
+// normalized is meta as Get returns it: through encoding/json, numbers as
+// float64, and nil for none.
+func normalized(t testing.TB, meta map[string]any) map[string]any {
+	t.Helper()
+	if len(meta) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// limitsDB opens a database on fs holding collections "c" and "other",
+// each with a record "keep", and "c" also "r".
+func limitsDB(t *testing.T, fs vfs.FS) (*DB, *Collection) {
+	t.Helper()
+	db := mustOpen(t, "db", &Options{FS: fs})
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	o := mustCollection(t, db, "other", CollectionConfig{Dimension: 2})
+	keep := Record{ID: "keep", Vector: vec(1, 1), Metadata: map[string]any{"k": "v"}}
+	if _, err := c.Upsert(ctx, keep, Record{ID: "r", Vector: vec(0, 1), Metadata: map[string]any{"old": true}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.Upsert(ctx, keep); err != nil {
+		t.Fatal(err)
+	}
+	return db, c
+}
+
+// checkGet fails unless c holds id with metadata want.
+func checkGet(t *testing.T, c *Collection, id string, want map[string]any) {
+	t.Helper()
+	r, ok, err := c.Get(id)
+	if err != nil || !ok {
+		t.Fatalf("Get(%q) = %v, %v", id, ok, err)
+	}
+	if !reflect.DeepEqual(r.Metadata, want) {
+		t.Fatalf("Get(%q) metadata %.200v, want %.200v", id, r.Metadata, want)
+	}
+}
+
+// TestMetadataLimits upserts one record per case over an existing one: a
+// rejected write must name the problem and change nothing, an accepted
+// one must read back unchanged before and after a reopen, and the
+// database must open either way.
+func TestMetadataLimits(t *testing.T) {
+	const deep = ": nested deeper than 64 levels"
+	tests := []struct {
+		name string
+		meta map[string]any
+		want string // a part of the error; "" when the write is accepted
+	}{
+		{"64 nested objects accepted", nestMaps(64), ""},
+		{"64 nested lists accepted", nestLists(64), ""},
+		{"65 nested objects rejected", nestMaps(65), "metadata" + strings.Repeat(".a", 64) + deep},
+		{"65 nested lists rejected", nestLists(65), "metadata.l" + strings.Repeat("[0]", 63) + deep},
+		{"10001 nested objects rejected", nestMaps(10001), "metadata" + strings.Repeat(".a", 64) + deep},
+		{"path names keys and indexes", map[string]any{"a": map[string]any{"b": []any{0.0, 1.0, 2.0, map[string]any{"c": "\xff"}}}}, "metadata.a.b[3].c: string is not valid UTF-8"},
+		{"odd keys quoted in the path", map[string]any{"a b": map[string]any{"": "\xff"}}, `metadata["a b"][""]: string is not valid UTF-8`},
+		{"number out of float64 range", map[string]any{"n": json.Number("1e400")}, "metadata.n: "},
+		{"number that is not JSON", map[string]any{"n": json.Number("0x10")}, "metadata.n: "},
+		{"typed value out of float64 range", map[string]any{"raw": json.RawMessage(`{"x": 1e999}`)}, "metadata.raw: "},
+		{"typed value nested too deep", map[string]any{"raw": json.RawMessage(strings.Repeat("[", 64) + strings.Repeat("]", 64))}, "metadata.raw" + strings.Repeat("[0]", 63) + deep},
+		{"typed value at the depth limit", map[string]any{"raw": json.RawMessage(`{"b": [[{"c": [1]}]]}`), "n": json.Number("2.5"), "s": []string{"x"}}, ""},
+		{"over the size limit", map[string]any{"s": strings.Repeat("x", MaxMetadataBytes)}, "bytes of JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := vfs.NewMem()
+			db, c := limitsDB(t, fs)
+			defer func() { db.Close() }()
+			var err error
+			alloc := bounded(tt.name, func() {
+				_, err = c.Upsert(ctx, Record{ID: "r", Vector: vec(1, 0), Metadata: tt.meta})
+			})
+			if tt.want == "" && err != nil {
+				t.Fatalf("rejected: %v", err)
+			}
+			if tt.want != "" && (!errors.Is(err, ErrInvalidRecord) || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("err = %.300v, want ErrInvalidRecord mentioning %q", err, tt.want)
+			}
+			if alloc > smallAlloc {
+				t.Errorf("Upsert allocated %d MB", alloc>>20)
+			}
+			want := map[string]any{"old": true}
+			if err == nil {
+				want = normalized(t, tt.meta)
+			}
+			for round := 0; round < 2; round++ {
+				if c.Count() != 2 {
+					t.Fatalf("round %d: Count = %d, want 2", round, c.Count())
+				}
+				checkGet(t, c, "r", want)
+				checkGet(t, c, "keep", map[string]any{"k": "v"})
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				db, err = Open("db", &Options{FS: fs})
+				if err != nil {
+					t.Fatalf("reopen: %v", err)
+				}
+				for _, name := range []string{"c", "other"} {
+					if c, err = db.Collection(name); err != nil {
+						t.Fatalf("collection %q after reopen: %v", name, err)
+					}
+					checkGet(t, c, "keep", map[string]any{"k": "v"})
+				}
+				c, _ = db.Collection("c")
+			}
+		})
+	}
+}
+
+// TestMetadataBounded feeds metadata whose walk has no natural end (cycles)
+// or cost depth squared before the limits: each is rejected at once, with
+// little memory, naming the limit it broke.
+func TestMetadataBounded(t *testing.T) {
+	selfMap := map[string]any{}
+	selfMap["me"] = selfMap
+	twice := map[string]any{}
+	twice["a"], twice["b"] = twice, twice
+	selfList := make([]any, 1)
+	selfList[0] = selfList
+	through := map[string]any{}
+	through["l"] = []any{"x", through}
+	wide := make([]any, 200_001)
+	for i := range wide[:200_000] {
+		wide[i] = 0.0
+	}
+	wideCycle := map[string]any{"l": wide}
+	wide[200_000] = wideCycle
+	tests := []struct {
+		name string
+		meta map[string]any
+		want string
+	}{
+		{"map containing itself", selfMap, "metadata" + strings.Repeat(".me", 64) + ": nested deeper than 64 levels"},
+		{"map containing itself twice", twice, ": nested deeper than 64 levels"},
+		{"list containing itself", map[string]any{"l": selfList}, "metadata.l" + strings.Repeat("[0]", 63) + ": nested deeper than 64 levels"},
+		{"cycle through a list", through, "metadata" + strings.Repeat(".l[1]", 32) + ": nested deeper than 64 levels"},
+		{"wide cycle", wideCycle, "bytes of JSON"},
+		{"240 KB of nested JSON", nestMaps(40_000), ": nested deeper than 64 levels"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := mustOpen(t, "", &Options{InMemory: true})
+			defer db.Close()
+			c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+			var err error
+			alloc := bounded(tt.name, func() {
+				_, err = c.Upsert(ctx, Record{ID: "r", Vector: vec(1, 0), Metadata: tt.meta})
+			})
+			if !errors.Is(err, ErrInvalidRecord) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %.300v, want ErrInvalidRecord mentioning %q", err, tt.want)
+			}
+			if alloc > smallAlloc {
+				t.Errorf("Upsert allocated %d MB", alloc>>20)
+			}
+			if c.Count() != 0 {
+				t.Fatalf("a rejected record was stored")
+			}
+			if verr := c.Validate(Record{Vector: vec(1, 0), Metadata: tt.meta}); !errors.Is(verr, ErrInvalidRecord) {
+				t.Fatalf("Validate = %v", verr)
+			}
+		})
+	}
+}

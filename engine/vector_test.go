@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestVectorNormOverflow checks that a cosine vector whose finite
+// components square to more than float32 holds is refused as such, not as
+// a zero vector, by every entry point.
+func TestVectorNormOverflow(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	big := vec(3e38, 3e38)
+	tests := []struct {
+		name string
+		call func() error
+	}{
+		{"Upsert", func() error { _, err := c.Upsert(ctx, Record{ID: "x", Vector: big}); return err }},
+		{"Validate", func() error { return c.Validate(Record{ID: "x", Vector: big}) }},
+		{"Query", func() error { _, err := c.Query(ctx, Query{Vector: big, K: 1}); return err }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if !errors.Is(err, ErrNormOverflow) || errors.Is(err, ErrZeroVector) || !strings.Contains(err.Error(), "overflows") {
+				t.Fatalf("err = %v, want ErrNormOverflow saying the norm overflows", err)
+			}
+		})
+	}
+	if c.Count() != 0 {
+		t.Fatal("a rejected vector was stored")
+	}
+}
