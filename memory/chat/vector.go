@@ -12,7 +12,6 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
-	"github.com/mnemodb/mnemo/memory/internal/jsondepth"
 )
 
 // VectorMemory stores contents in an engine collection and adds the K most
@@ -51,7 +50,7 @@ type VectorOptions struct {
 // MaxMetadataDepth is how deeply a Content's Metadata may nest objects and
 // arrays in a VectorMemory: one level less than the database allows in a
 // record's metadata.
-const MaxMetadataDepth = jsondepth.MaxMetadata - 1
+const MaxMetadataDepth = engine.MaxMetadataDepth - 1
 
 // Score returns a pointer to s, for VectorOptions.ScoreThreshold.
 func Score(s float32) *float32 { return &s }
@@ -127,9 +126,6 @@ func (v *VectorMemory) vector(ctx context.Context, t string) ([]float32, error) 
 func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	if _, ok := c.Content.([]byte); ok || strings.HasPrefix(c.MimeType, "image/") || c.MimeType == OctetStream {
 		return fmt.Errorf("%w: %s content", ErrNotEmbeddable, c.MimeType)
-	}
-	if err := jsondepth.Check("metadata", c.Metadata, MaxMetadataDepth); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	t, err := text(c)
 	if err != nil {

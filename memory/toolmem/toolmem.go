@@ -39,7 +39,6 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
-	"github.com/mnemodb/mnemo/memory/internal/jsondepth"
 )
 
 // Entry is one tool-usage memory.
@@ -77,7 +76,7 @@ func Threshold(t float32) *float32 { return &t }
 
 // MaxArgsDepth is how deeply Entry.ToolArgs may nest objects and arrays:
 // one level less than the database allows in a record's metadata.
-const MaxArgsDepth = jsondepth.MaxMetadata - 1
+const MaxArgsDepth = engine.MaxMetadataDepth - 1
 
 // SummaryLength is the number of characters Summarize keeps.
 const SummaryLength = 300
@@ -208,9 +207,6 @@ func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, er
 // they are stored one level down in the record's metadata; deeper or
 // self-containing arguments are ErrInvalid, and nothing is stored.
 func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
-	if err := jsondepth.Check("tool_args", e.ToolArgs, MaxArgsDepth); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
 	v, err := m.embedOne(ctx, "question", e.Question)
 	if err != nil {
 		return "", err
