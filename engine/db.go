@@ -229,8 +229,8 @@ func (db *DB) open() error {
 			db.closePebble()
 			return err
 		}
-		if !create {
-			db.logf("%s: wrote a new identity file (%s)", db.dir, map[bool]string{true: "the old one was damaged", false: "there was none"}[idErr != nil])
+		if idErr != nil {
+			db.logf("%s: the identity file was damaged; wrote a new one", db.dir)
 		}
 	}
 	db.id = id

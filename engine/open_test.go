@@ -64,6 +64,9 @@ func TestOpenCreatesOnlyWhereItMay(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, identityFile)); err != nil {
 			t.Fatalf("no identity file: %v", err)
 		}
+		if st, _ := db.Stats(); len(st.DatabaseID) != 36 || st.ReadOnly {
+			t.Fatalf("stats: id %q, read-only %v", st.DatabaseID, st.ReadOnly)
+		}
 	})
 	t.Run("creation interrupted by a crash", func(t *testing.T) {
 		// What a SIGKILL between Pebble's first files and its manifest

@@ -244,6 +244,9 @@ func TestFullDiskOpenAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open on a full disk: %v", err)
 	}
+	if st, _ := db.Stats(); !st.ReadOnly {
+		t.Fatal("Stats does not say the database was opened read-only")
+	}
 	c, _ = db.Collection("c")
 	checkSpaceRecords(t, c, 10)
 	if _, err := c.Upsert(ctx, spaceRecords(10)...); !errors.Is(err, ErrNoSpace) {

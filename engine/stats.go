@@ -10,7 +10,13 @@ import (
 type Stats struct {
 	// OpenDuration is how long Open took, all collections included.
 	OpenDuration time.Duration
-	Collections  []CollectionStats
+	// DatabaseID is the id in the database's identity file (empty when a
+	// database opened read-only had none).
+	DatabaseID string
+	// ReadOnly reports a database opened for reading only, because its
+	// disk had less free space than Options.MinFreeSpace.
+	ReadOnly    bool
+	Collections []CollectionStats
 }
 
 // CollectionStats describes one collection.
@@ -46,7 +52,7 @@ func (db *DB) Stats() (Stats, error) {
 		return Stats{}, err
 	}
 	defer done()
-	s := Stats{OpenDuration: db.openTook}
+	s := Stats{OpenDuration: db.openTook, DatabaseID: db.id.ID, ReadOnly: db.readOnly}
 	for _, name := range db.Collections() {
 		// Not db.Collection: a nested enter could deadlock against Close.
 		db.mu.Lock()
