@@ -53,14 +53,8 @@ func TestOpenCreatesOnlyWhereItMay(t *testing.T) {
 	})
 	t.Run("created, then MustExist opens it", func(t *testing.T) {
 		dir := filepath.Join(root, "db")
-		db := mustOpen(t, dir, nil)
-		mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
-		db.Close()
-		db = mustOpen(t, dir, &Options{MustExist: true})
+		db := createAndReopen(t, dir, mustOpen(t, dir, nil))
 		defer db.Close()
-		if _, err := db.Collection("c"); err != nil {
-			t.Fatal(err)
-		}
 		if _, err := os.Stat(filepath.Join(dir, identityFile)); err != nil {
 			t.Fatalf("no identity file: %v", err)
 		}
@@ -83,13 +77,7 @@ func TestOpenCreatesOnlyWhereItMay(t *testing.T) {
 		if err != nil {
 			t.Fatalf("an interrupted creation must not brick the directory: %v", err)
 		}
-		mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
-		db.Close()
-		db = mustOpen(t, dir, &Options{MustExist: true})
-		defer db.Close()
-		if _, err := db.Collection("c"); err != nil {
-			t.Fatal(err)
-		}
+		createAndReopen(t, dir, db).Close()
 	})
 	t.Run("store removed under the identity", func(t *testing.T) {
 		dir := filepath.Join(root, "gutted")
@@ -113,6 +101,19 @@ func TestOpenCreatesOnlyWhereItMay(t *testing.T) {
 			}
 		}
 	})
+}
+
+// createAndReopen creates a collection in db, closes it, reopens dir with
+// MustExist and checks the collection is there.
+func createAndReopen(t *testing.T, dir string, db *DB) *DB {
+	t.Helper()
+	mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	db.Close()
+	db = mustOpen(t, dir, &Options{MustExist: true})
+	if _, err := db.Collection("c"); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
 
 // roFS fails every write as a read-only filesystem does.
