@@ -179,7 +179,7 @@ func (db *DB) readDesc(cid uint32) (*checkpointDesc, bool, error) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("engine: read checkpoint descriptor: %w", err)
+		return nil, false, readError("read checkpoint descriptor", err)
 	}
 	defer closer.Close()
 	var d checkpointDesc
@@ -269,7 +269,7 @@ func (c *Collection) scanRecords() error {
 		id := string(it.Key()[len(prefix):])
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return fmt.Errorf("engine: read record %q of %q: %w", id, c.name, err)
+			return readError(fmt.Sprintf("read record %q of %q", id, c.name), err)
 		}
 		sr, err := decodeRecordOpt(v, false)
 		if err == nil && sr.dim != c.cfg.Dimension {
@@ -293,7 +293,7 @@ func (c *Collection) scanRecords() error {
 		c.nextKey = max(c.nextKey, sr.key+1)
 	}
 	if err := it.Error(); err != nil {
-		return fmt.Errorf("engine: scan %q: %w", c.name, err)
+		return readError(fmt.Sprintf("scan %q", c.name), err)
 	}
 	return nil
 }
@@ -406,7 +406,7 @@ func (c *Collection) rebuild() (index.Index, error) {
 		return nil, *p
 	}
 	if err != nil {
-		return nil, fmt.Errorf("engine: rebuild %q: %w", c.name, err)
+		return nil, readError(fmt.Sprintf("rebuild %q", c.name), err)
 	}
 	return idx, nil
 }

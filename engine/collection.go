@@ -348,7 +348,7 @@ func (c *Collection) readWith(id string, meta map[string]any, haveMeta bool) (Re
 		return Record{}, false, nil
 	}
 	if err != nil {
-		return Record{}, false, fmt.Errorf("engine: get %q: %w", id, err)
+		return Record{}, false, readError(fmt.Sprintf("get %q", id), err)
 	}
 	defer closer.Close()
 	sr, err := decodeRecord(v)
@@ -389,7 +389,7 @@ func (c *Collection) Scan(after string, limit int) ([]Record, string, error) {
 	}
 	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return nil, "", fmt.Errorf("engine: scan: %w", err)
+		return nil, "", readError("scan", err)
 	}
 	defer it.Close()
 	var out []Record
@@ -400,7 +400,7 @@ func (c *Collection) Scan(after string, limit int) ([]Record, string, error) {
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return nil, "", fmt.Errorf("engine: scan: %w", err)
+			return nil, "", readError("scan", err)
 		}
 		sr, err := decodeRecord(v)
 		if err != nil {
@@ -413,7 +413,7 @@ func (c *Collection) Scan(after string, limit int) ([]Record, string, error) {
 		out = append(out, Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta})
 	}
 	if err := it.Error(); err != nil {
-		return nil, "", fmt.Errorf("engine: scan: %w", err)
+		return nil, "", readError("scan", err)
 	}
 	return out, "", nil
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -63,4 +65,15 @@ var (
 // that failed its checksum or is missing, or writes lost from Pebble's log.
 func IsCorruption(err error) bool {
 	return errors.Is(err, ErrCorrupt) || wal.IsCorruption(err) || index.IsCorruption(err) || pebble.IsCorruptionError(err)
+}
+
+// readError wraps an error from a read of Pebble. Corruption becomes
+// ErrCorrupt with Pebble's message on one line (its corruption errors
+// carry a second, internal line).
+func readError(what string, err error) error {
+	if pebble.IsCorruptionError(err) {
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return fmt.Errorf("%w: %s: %s", ErrCorrupt, what, msg)
+	}
+	return fmt.Errorf("engine: %s: %w", what, err)
 }

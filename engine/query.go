@@ -133,21 +133,21 @@ func (c *Collection) readMany(recs []Record, onDisk []bool, withVectors bool) er
 	prefix := cidPrefix(tagRecord, c.id)
 	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return fmt.Errorf("engine: read hits: %w", err)
+		return readError("read hits", err)
 	}
 	defer it.Close()
 	for _, i := range order {
 		key := recordKey(c.id, recs[i].ID)
 		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
 			if err := it.Error(); err != nil {
-				return fmt.Errorf("engine: read hits: %w", err)
+				return readError("read hits", err)
 			}
 			recs[i].ID = ""
 			continue
 		}
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return fmt.Errorf("engine: read hits: %w", err)
+			return readError("read hits", err)
 		}
 		sr, err := decodeRecord(v)
 		if err != nil {
