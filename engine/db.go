@@ -150,6 +150,8 @@ func (db *DB) open() error {
 		return err
 	}
 	switch {
+	case state == dirPartialBackup:
+		return fmt.Errorf("%w: %s holds a backup that was cut short (%s is still there); delete it and back up again", ErrNotDatabase, db.dir, backupMarker)
 	case state == dirForeign:
 		return fmt.Errorf("%w: %s is not empty and holds no mnemo database (mnemo creates one only in an absent or empty directory)", ErrNotDatabase, db.dir)
 	case state == dirEmpty && db.opts.MustExist:

@@ -45,6 +45,8 @@ var (
 	// ErrNotDatabase reports an Open of a directory that is not empty and
 	// holds no mnemo database: Open never creates one among other files.
 	ErrNotDatabase = errors.New("engine: not a mnemo database")
+	// ErrBackupTarget reports a backup into a directory that is not empty.
+	ErrBackupTarget = errors.New("engine: backup directory is not empty")
 	// ErrNoSpace reports a write refused or failed for lack of disk space
 	// (see Options.MinFreeSpace). A refused write changed nothing.
 	ErrNoSpace = errors.New("engine: no space left on device")

@@ -51,6 +51,7 @@ const (
 	dirEmpty    dirState = iota // absent, or nothing of a database in it
 	dirDatabase                 // an identity or Pebble's files
 	dirForeign                  // other files only
+	dirPartialBackup            // a backup cut short (see backup.go)
 )
 
 // evidence reports whether a file of the directory shows that a database
@@ -93,6 +94,11 @@ func (db *DB) inspectDir() (dirState, error) {
 		return 0, fmt.Errorf("engine: read %s: %w", db.dir, err)
 	}
 	state := dirEmpty
+	for _, n := range names {
+		if n == backupMarker {
+			return dirPartialBackup, nil
+		}
+	}
 	for _, n := range names {
 		switch {
 		case db.evidence(n):

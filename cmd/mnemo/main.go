@@ -31,6 +31,8 @@ Usage:
   mnemo stats --db DIR
   mnemo checkpoint --db DIR [--collection NAME]
   mnemo verify --db DIR                           exit status 0 only when consistent
+  mnemo backup --db DIR --to DIR2                 a consistent copy; restore is opening it
+  mnemo compact --db DIR                          give the space of deleted records back
   mnemo bench ann (--base F --query F [--gt F] | --synthetic n=...,dim=...) [--metric M] [--k N]
                   [--ef 10,20,...] [--m N] [--efc N] [--backends hnsw,flat,coder] [--threads N] [--json F] [--svg F]
   mnemo help                                      this text
@@ -55,6 +57,8 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"stats":      stats,
 	"checkpoint": checkpoint,
 	"verify":     verify,
+	"backup":     backup,
+	"compact":    compact,
 	"bench":      benchCmd,
 }
 
