@@ -48,10 +48,10 @@ type identity struct {
 type dirState int
 
 const (
-	dirEmpty    dirState = iota // absent, or nothing of a database in it
-	dirDatabase                 // an identity or Pebble's files
-	dirForeign                  // other files only
-	dirPartialBackup            // a backup cut short (see backup.go)
+	dirEmpty         dirState = iota // absent, or nothing of a database in it
+	dirDatabase                      // an identity or Pebble's files
+	dirForeign                       // other files only
+	dirPartialBackup                 // a backup cut short (see backup.go)
 )
 
 // evidence reports whether a file of the directory shows that a database
