@@ -31,6 +31,8 @@ func TestMissingDatabase(t *testing.T) {
 		{"verify", []string{"verify"}, nil},
 		{"checkpoint", []string{"checkpoint"}, nil},
 		{"checkpoint collection", []string{"checkpoint", "--collection", "c"}, nil},
+		{"backup", []string{"backup", "--to", "somewhere"}, nil},
+		{"compact", []string{"compact"}, nil},
 		{"import without --dim", []string{"import", "--collection", "c", "--file", data}, []string{"--dim"}},
 	}
 	for _, tt := range tests {
