@@ -1,10 +1,13 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -251,4 +254,88 @@ func TestCompactGivesSpaceBack(t *testing.T) {
 		t.Fatalf("Compact left %d bytes of %d after 90%% of the records were deleted", compacted, full)
 	}
 	checkSpaceRecords(t, c, 10)
+}
+
+// backupChild backs the database in dir up into dir-b0, dir-b1, ...
+// forever, writing between backups; the parent kills it.
+func backupChild(dir string) {
+	db, err := Open(dir, nil)
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	c, _ := db.Collection("c")
+	for i := 0; ; i++ {
+		if err := db.Backup(ctx, fmt.Sprintf("%s-b%d", dir, i)); err != nil {
+			fmt.Println("error", err)
+			return
+		}
+		if _, err := c.Upsert(ctx, crashBatchRecords(1000+i)...); err != nil {
+			fmt.Println("error", err)
+			return
+		}
+	}
+}
+
+// TestBackupKilled kills a process in the middle of backups with SIGKILL:
+// every backup directory left behind either opens with every record the
+// database had before the backups started and passes Verify, or is
+// refused as a backup cut short. None opens as a partial database.
+func TestBackupKilled(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "db")
+	db := mustOpen(t, dir, nil)
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	for n := 0; n < 40; n++ {
+		if _, err := c.Upsert(ctx, crashBatchRecords(n)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	complete, cut := 0, 0
+	for kill := 0; kill < 4; kill++ {
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), "MNEMO_BACKUP_CHILD="+dir)
+		var out bytes.Buffer
+		cmd.Stdout = &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(100+kill*70) * time.Millisecond)
+		cmd.Process.Kill()
+		cmd.Wait()
+		if strings.Contains(out.String(), "error") {
+			t.Fatalf("child: %s", out.String())
+		}
+		backups, _ := filepath.Glob(dir + "-b*")
+		for _, b := range backups {
+			bdb, err := Open(b, &Options{MustExist: true})
+			if err != nil {
+				if !errors.Is(err, ErrNotDatabase) && !errors.Is(err, ErrNoDatabase) {
+					t.Fatalf("%s: %v, want a backup cut short to be refused", b, err)
+				}
+				cut++
+			} else {
+				bc, err := bdb.Collection("c")
+				if err != nil {
+					t.Fatalf("%s opened without its collection: %v", b, err)
+				}
+				verifyBatches(t, bc, 39)
+				if problems, err := bdb.Verify(); err != nil || len(problems) > 0 {
+					t.Fatalf("%s: verify: %v %v", b, problems, err)
+				}
+				bdb.Close()
+				complete++
+			}
+			os.RemoveAll(b)
+		}
+	}
+	t.Logf("%d complete backups opened, %d cut short refused", complete, cut)
+	if cut == 0 {
+		t.Log("no kill landed inside a backup this time")
+	}
 }

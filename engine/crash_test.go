@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 		crashChild(dir)
 		return
 	}
+	if dir := os.Getenv("MNEMO_BACKUP_CHILD"); dir != "" {
+		backupChild(dir)
+		return
+	}
 	if dir := os.Getenv("MNEMO_LOCK_CHILD"); dir != "" {
 		// Report what a second process gets when it opens dir.
 		db, err := Open(dir, nil)
