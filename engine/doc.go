@@ -48,6 +48,13 @@
 // record is never skipped: Open fails with an error for which IsCorruption
 // is true.
 //
+// # Backup and space
+//
+// DB.Backup writes a consistent copy of a live database into a new
+// directory (Pebble's checkpoint, hard-linked where it can be, plus the
+// index checkpoints); restore is opening the copy. DB.Compact gives the
+// space of deleted records back. See backup.go and compact.go.
+//
 // On-disk layout (keys in Pebble, tag byte first):
 //
 //	'c' name                 collection config (JSON)
@@ -58,6 +65,7 @@
 //	<dir>/checkpoints/<cid>-<seq>.hnsw   the index snapshot (package index format)
 //	<dir>/MNEMO                          identity: format, database id, creation time (JSON)
 //	<dir>/SEQMARK                        last acknowledged log sequence per collection
+//	<dir>/BACKUP-INCOMPLETE              only in a backup being written: Open refuses it
 //
 // # Queries, distances and filters
 //
