@@ -89,6 +89,15 @@ func (db *DB) backupTarget(dir string) error {
 // checkpoint files its descriptors name. Checkpoints wait meanwhile, so
 // that none of those files is replaced before it is linked.
 func (db *DB) backupStore(dir string) error {
+	// The collections are listed before cpMu is taken (lock order: db.mu
+	// before cpMu). One dropped meanwhile has no descriptor left; one
+	// created meanwhile has none yet: both are skipped below.
+	db.mu.Lock()
+	colls := make([]*Collection, 0, len(db.collections))
+	for _, c := range db.collections {
+		colls = append(colls, c)
+	}
+	db.mu.Unlock()
 	db.cpMu.Lock()
 	defer db.cpMu.Unlock()
 	tmp := db.fs.PathJoin(dir, "store.tmp")
@@ -112,12 +121,6 @@ func (db *DB) backupStore(dir string) error {
 	if err := db.fs.MkdirAll(cpDir, 0o755); err != nil {
 		return writeError("backup", err)
 	}
-	db.mu.Lock()
-	colls := make([]*Collection, 0, len(db.collections))
-	for _, c := range db.collections {
-		colls = append(colls, c)
-	}
-	db.mu.Unlock()
 	for _, c := range colls {
 		desc, _, err := db.readDesc(c.id)
 		if err != nil {

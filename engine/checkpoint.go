@@ -75,8 +75,8 @@ func (c *Collection) checkpoint() error {
 	defer c.db.cpMu.Unlock()
 	c.writes.Lock()
 	seq := c.log.LastSeq()
-	if h, ok := c.idx.(*index.HNSW); ok {
-		h.Compact()
+	if x, ok := c.idx.(index.Compacter); ok {
+		x.Compact()
 	}
 	var buf bytes.Buffer
 	_, err := c.idx.WriteTo(&buf)

@@ -23,6 +23,14 @@ import (
 // DB is an embedded vector database: named collections of records in one
 // directory. It is safe for concurrent use by multiple goroutines. Close
 // waits for operations in flight and stops the background checkpointer.
+//
+// Lock order (a goroutine holding one may take only those after it):
+//
+//	DB.closeMu -> DB.life -> DB.mu -> DB.cpMu -> Collection.writes ->
+//	Collection.stripes (ascending) -> Collection.mu
+//
+// seqMark.mu and spaceGuard.mu are leaves: nothing is taken while they are
+// held. Pebble's own locks are below all of these.
 type DB struct {
 	dir       string
 	opts      Options

@@ -95,8 +95,8 @@ func (c *Collection) stats() (CollectionStats, error) {
 		LastCheckpointSeq: info.lastCheckpoint.Seq, LastCheckpoint: info.lastCheckpoint.Time,
 		OpenedBy: info.how, RebuildReason: info.reason, ReplayedRecords: info.replayed, OpenDuration: info.took,
 	}
-	if h, ok := c.idx.(*index.HNSW); ok {
-		cs.IndexTombstones = h.Deleted()
+	if x, ok := c.idx.(index.Compacter); ok {
+		cs.IndexTombstones = x.Deleted()
 	}
 	return cs, nil
 }

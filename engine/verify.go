@@ -90,8 +90,8 @@ func (c *Collection) verifyCheckpointFile(desc *checkpointDesc) string {
 	if idx.Dim() != c.cfg.Dimension || idx.Metric() != c.cfg.Metric {
 		return fmt.Sprintf("checkpoint %s is for dimension %d, %v", desc.File, idx.Dim(), idx.Metric())
 	}
-	if h, ok := idx.(*index.HNSW); ok {
-		if err := h.Check(); err != nil {
+	if x, ok := idx.(index.Checker); ok {
+		if err := x.Check(); err != nil {
 			return fmt.Sprintf("checkpoint %s: %v", desc.File, err)
 		}
 	}
@@ -106,8 +106,8 @@ func (c *Collection) verifyIndex() []string {
 			ps = append(ps, fmt.Sprintf(format, a...))
 		}
 	}
-	if h, ok := c.idx.(*index.HNSW); ok {
-		if err := h.Check(); err != nil {
+	if x, ok := c.idx.(index.Checker); ok {
+		if err := x.Check(); err != nil {
 			bad("index invariants: %v", err)
 		}
 	}
