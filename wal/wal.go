@@ -90,7 +90,9 @@ type Record struct {
 	Payload []byte
 }
 
-// Log is a logical log under a key prefix of a Pebble database.
+// Log is a logical log under a key prefix of a Pebble database. It is safe
+// for concurrent use by multiple goroutines (see the package doc for the
+// order of sequence numbers under concurrent appends).
 type Log struct {
 	db     *pebble.DB
 	prefix []byte

@@ -113,7 +113,8 @@ func numbered(cs []Content) string {
 }
 
 // ListMemory keeps contents in chronological order; Query returns all of
-// them and UpdateContext adds all of them.
+// them and UpdateContext adds all of them. It is safe for concurrent use by
+// multiple goroutines (Name is read-only after construction).
 type ListMemory struct {
 	Name string
 	mu   sync.Mutex
@@ -194,7 +195,9 @@ func (l *ListMemory) Clear(ctx context.Context) error {
 // Close does nothing.
 func (l *ListMemory) Close() error { return nil }
 
-// BufferedContext is a ModelContext that shows the last Size messages.
+// BufferedContext is a ModelContext that shows the last Size messages. It
+// is safe for concurrent use by multiple goroutines (Size is read-only
+// after construction).
 type BufferedContext struct {
 	Size int
 	mu   sync.Mutex

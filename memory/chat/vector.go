@@ -19,7 +19,9 @@ import (
 // [0, 1], as the Chroma-backed original; a ScoreThreshold keeps scores at
 // or above it. JSON contents are embedded as their canonical JSON text (the
 // original lower-cases it; we do not) and come back as objects; binary and
-// image contents cannot be embedded and are refused.
+// image contents cannot be embedded and are refused. A VectorMemory is safe
+// for concurrent use by multiple goroutines; Clear waits for calls in
+// flight.
 type VectorMemory struct {
 	db        *engine.DB
 	name      string

@@ -18,7 +18,8 @@ import (
 // with an embed.Embedder (the offline hashing embedder by default) and kept
 // in an engine collection; Search ranks them by cosine distance and, when
 // MaxDistance is set, drops those farther than it (distance in [0, 2]; a
-// fact exactly at the cutoff is kept).
+// fact exactly at the cutoff is kept). A Semantic is safe for concurrent use
+// by multiple goroutines.
 type Semantic struct {
 	db    *engine.DB
 	ownDB bool
