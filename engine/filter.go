@@ -28,6 +28,7 @@ import (
 // false, and integers and floats compare by value. A comparison with a value
 // of another type (a number against a string) is false. Parse reports the
 // first problem with its path ("filter.$and[1].year: ...").
+// A Filter is immutable once built and safe for concurrent use.
 type Filter struct {
 	root node
 }
