@@ -108,20 +108,20 @@ func TestBackupWhileWriting(t *testing.T) {
 
 	b := mustOpen(t, backupDir, &Options{MustExist: true})
 	defer b.Close()
-	if problems, err := b.Verify(); err != nil || len(problems) > 0 {
+	if problems, err := b.Verify(ctx); err != nil || len(problems) > 0 {
 		t.Fatalf("verify the backup: %v %v", problems, err)
 	}
 	bc, err := b.Collection("c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := bc.Stats(); st.OpenedBy != "checkpoint+replay" {
+	if st, _ := bc.Stats(ctx); st.OpenedBy != "checkpoint+replay" {
 		t.Fatalf("backup opened by %s (%s), want checkpoint+replay", st.OpenedBy, st.RebuildReason)
 	}
 	got := map[int]map[string]Record{}
 	page, after0 := []Record(nil), ""
 	for {
-		page, after0, err = bc.Scan(after0, 500)
+		page, after0, err = bc.Scan(ctx, after0, 500)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func TestBackupKilled(t *testing.T) {
 					t.Fatalf("%s opened without its collection: %v", b, err)
 				}
 				verifyBatches(t, bc, 39)
-				if problems, err := bdb.Verify(); err != nil || len(problems) > 0 {
+				if problems, err := bdb.Verify(ctx); err != nil || len(problems) > 0 {
 					t.Fatalf("%s: verify: %v %v", b, problems, err)
 				}
 				bdb.Close()

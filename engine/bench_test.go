@@ -78,7 +78,7 @@ func BenchmarkBulkLoad(b *testing.B) {
 	b.Run("engine", func(b *testing.B) {
 		for b.Loop() {
 			db, _ := Open(b.TempDir(), &Options{CheckpointEvery: -1})
-			c, _ := db.CreateCollection("c", CollectionConfig{Dimension: 128})
+			c, _ := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: 128})
 			for lo := 0; lo < len(vecs); lo += 1000 {
 				batch := make([]Record, 0, 1000)
 				for i := lo; i < min(lo+1000, len(vecs)); i++ {
@@ -104,7 +104,7 @@ func BenchmarkSyncUpsert(b *testing.B) {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			db, _ := Open(b.TempDir(), &Options{CheckpointEvery: -1})
 			defer db.Close()
-			c, _ := db.CreateCollection("c", CollectionConfig{Dimension: 32, Index: Flat})
+			c, _ := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: 32, Index: Flat})
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
@@ -135,7 +135,7 @@ func BenchmarkSyncUpsert(b *testing.B) {
 var benchEngine = sync.OnceValues(func() (*Collection, *index.HNSW) {
 	vecs, _ := benchData()
 	db, _ := Open("", &Options{InMemory: true, CheckpointEvery: -1, NoSync: true})
-	c, _ := db.CreateCollection("c", CollectionConfig{Dimension: 128})
+	c, _ := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: 128})
 	h, _ := index.NewHNSW(128, index.Cosine, nil)
 	batch := make([]Record, 0, 1000)
 	for i, v := range vecs {
@@ -224,7 +224,7 @@ func BenchmarkReopen(b *testing.B) {
 	vecs, _ := benchData()
 	dir := b.TempDir()
 	db, _ := Open(dir, &Options{CheckpointEvery: -1, NoSync: true})
-	c, _ := db.CreateCollection("c", CollectionConfig{Dimension: 128})
+	c, _ := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: 128})
 	for lo := 0; lo < len(vecs); lo += 1000 {
 		var batch []Record
 		for i := lo; i < min(lo+1000, len(vecs)); i++ {

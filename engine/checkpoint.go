@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,12 +59,15 @@ func hook(step int) error {
 // Checkpoint writes a checkpoint of the collection's index now and
 // truncates its log. Writes wait while the index is serialised (not while
 // the file is written).
-func (c *Collection) Checkpoint() error {
+func (c *Collection) Checkpoint(ctx context.Context) error {
 	done, err := c.enter()
 	if err != nil {
 		return err
 	}
 	defer done()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return c.checkpoint()
 }
 

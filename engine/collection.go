@@ -322,7 +322,7 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 
 // Get returns the record with the given ID and whether it exists. The
 // returned record is the caller's to keep.
-func (c *Collection) Get(id string) (Record, bool, error) {
+func (c *Collection) Get(ctx context.Context, id string) (rec Record, found bool, err error) {
 	done, err := c.enter()
 	if err != nil {
 		return Record{}, false, err
@@ -331,7 +331,14 @@ func (c *Collection) Get(id string) (Record, bool, error) {
 	if err := validateID(id); err != nil {
 		return Record{}, false, err
 	}
-	return c.read(id)
+	if err := ctx.Err(); err != nil {
+		return Record{}, false, err
+	}
+	err = guard(func() error {
+		rec, found, err = c.read(id)
+		return err
+	})
+	return rec, found, err
 }
 
 // read fetches and decodes a stored record.
@@ -373,7 +380,7 @@ func (c *Collection) Count() int {
 // Scan returns up to limit records in ascending ID order, starting after
 // the ID after ("" starts at the beginning), and the ID to pass as after to
 // continue ("" when there is nothing more). It reads a consistent snapshot.
-func (c *Collection) Scan(after string, limit int) ([]Record, string, error) {
+func (c *Collection) Scan(ctx context.Context, after string, limit int) (page []Record, next string, err error) {
 	done, err := c.enter()
 	if err != nil {
 		return nil, "", err
@@ -382,6 +389,17 @@ func (c *Collection) Scan(after string, limit int) ([]Record, string, error) {
 	if limit <= 0 {
 		return nil, "", fmt.Errorf("%w: limit %d, want > 0", ErrBadQuery, limit)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, "", err
+	}
+	err = guard(func() error {
+		page, next, err = c.scan(after, limit)
+		return err
+	})
+	return page, next, err
+}
+
+func (c *Collection) scan(after string, limit int) ([]Record, string, error) {
 	prefix := cidPrefix(tagRecord, c.id)
 	lower := prefix
 	if after != "" {

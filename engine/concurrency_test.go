@@ -42,7 +42,7 @@ func TestConcurrentUse(t *testing.T) {
 					return
 				}
 				if n%20 == 0 {
-					if err := c.Checkpoint(); err != nil {
+					if err := c.Checkpoint(ctx); err != nil {
 						t.Error(err)
 						return
 					}
@@ -54,9 +54,9 @@ func TestConcurrentUse(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < 200; i++ {
-			c.Get(crashRecord(i, 1).ID)
+			c.Get(ctx, crashRecord(i, 1).ID)
 			c.Count()
-			if _, err := db.Stats(); err != nil {
+			if _, err := db.Stats(ctx); err != nil {
 				t.Error(err)
 				return
 			}

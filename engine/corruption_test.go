@@ -23,7 +23,7 @@ func seedCorruptible(t *testing.T) (vfs.FS, string) {
 			t.Fatal(err)
 		}
 		if n == 10 {
-			if err := c.Checkpoint(); err != nil {
+			if err := c.Checkpoint(ctx); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -111,7 +111,7 @@ func checkRebuilt(t *testing.T, fs vfs.FS, reason string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, _ := c.Stats()
+	st, _ := c.Stats(ctx)
 	if st.OpenedBy != "rebuild" || !contains(st.RebuildReason, reason) {
 		t.Fatalf("opened by %q (%q), want a rebuild because of the %s", st.OpenedBy, st.RebuildReason, reason)
 	}
@@ -120,7 +120,7 @@ func checkRebuilt(t *testing.T, fs vfs.FS, reason string) {
 	db.Close()
 	db = mustOpen(t, "db", &Options{FS: fs})
 	c, _ = db.Collection("c")
-	if st, _ := c.Stats(); st.OpenedBy != "checkpoint+replay" {
+	if st, _ := c.Stats(ctx); st.OpenedBy != "checkpoint+replay" {
 		t.Fatalf("second open by %q (%q)", st.OpenedBy, st.RebuildReason)
 	}
 }
@@ -156,7 +156,7 @@ func TestCorruptRecord(t *testing.T) {
 func TestVerify(t *testing.T) {
 	fs, _ := seedCorruptible(t)
 	db := mustOpen(t, "db", &Options{FS: fs})
-	if ps, err := db.Verify(); err != nil || len(ps) != 0 {
+	if ps, err := db.Verify(ctx); err != nil || len(ps) != 0 {
 		t.Fatalf("a healthy database: %v, %v", ps, err)
 	}
 	db.Close() // writes a new checkpoint (the log had records to replay)
@@ -167,7 +167,7 @@ func TestVerify(t *testing.T) {
 	flipByte(t, fs, fs.PathJoin("db", checkpointDir, names[0]), 100)
 	// Reopening rebuilds (and re-checkpoints); Verify reports that it had to.
 	db = mustOpen(t, "db", &Options{FS: fs})
-	ps, err := db.Verify()
+	ps, err := db.Verify(ctx)
 	if err != nil || len(ps) != 1 || !contains(ps[0], "rebuilt at open") {
 		t.Fatalf("after a damaged checkpoint: %v, %v", ps, err)
 	}
@@ -175,7 +175,7 @@ func TestVerify(t *testing.T) {
 	// The rebuild replaced the damaged file, though no write came since.
 	db = mustOpen(t, "db", &Options{FS: fs})
 	defer db.Close()
-	if ps, err := db.Verify(); err != nil || len(ps) != 0 {
+	if ps, err := db.Verify(ctx); err != nil || len(ps) != 0 {
 		t.Fatalf("after the rebuild: %v, %v", ps, err)
 	}
 }

@@ -84,7 +84,7 @@ func crashChild(dir string) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	c, err := db.CreateCollection("crash", CollectionConfig{Dimension: crashDim, M: 6, EfConstruction: 40})
+	c, err := db.CreateCollection(ctx, "crash", CollectionConfig{Dimension: crashDim, M: 6, EfConstruction: 40})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -92,7 +92,7 @@ func crashChild(dir string) {
 	next := 0
 	after := ""
 	for {
-		page, nx, err := c.Scan(after, 1000)
+		page, nx, err := c.Scan(ctx, after, 1000)
 		if err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
@@ -205,7 +205,7 @@ func verifyBatches(t *testing.T, c *Collection, acked int) {
 	present := map[int]int{}
 	after := ""
 	for {
-		page, next, err := c.Scan(after, 500)
+		page, next, err := c.Scan(ctx, after, 500)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -264,7 +264,7 @@ func TestCrashDuringCheckpoint(t *testing.T) {
 					t.Fatal(err)
 				}
 				if n == 2 {
-					if err := c.Checkpoint(); err != nil {
+					if err := c.Checkpoint(ctx); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -279,7 +279,7 @@ func TestCrashDuringCheckpoint(t *testing.T) {
 				return nil
 			}
 			defer func() { checkpointHook = nil }()
-			if err := c.Checkpoint(); err == nil || crashed == nil {
+			if err := c.Checkpoint(ctx); err == nil || crashed == nil {
 				t.Fatalf("checkpoint did not stop at step %d: %v", step, err)
 			}
 			checkpointHook = nil
@@ -292,14 +292,14 @@ func TestCrashDuringCheckpoint(t *testing.T) {
 			if c2.Count() != 6*crashBatch-1 {
 				t.Fatalf("%d records after the crash, want %d", c2.Count(), 6*crashBatch-1)
 			}
-			st, _ := c2.Stats()
+			st, _ := c2.Stats(ctx)
 			t.Logf("opened by %s (%s), %d log records replayed", st.OpenedBy, st.RebuildReason, st.ReplayedRecords)
 			if st.OpenedBy != "checkpoint+replay" {
 				t.Fatalf("opened by %s: %s", st.OpenedBy, st.RebuildReason)
 			}
 			after := ""
 			for {
-				page, next, _ := c2.Scan(after, 100)
+				page, next, _ := c2.Scan(ctx, after, 100)
 				for _, got := range page {
 					hits, _ := c2.Query(ctx, Query{Vector: got.Vector, K: 1})
 					if len(hits) == 0 || hits[0].Record.ID != got.ID {

@@ -200,7 +200,7 @@ func damageOutcome(t *testing.T, name, dir string, model map[string]Record) stri
 		return "Open: corruption error"
 	}
 	defer db.Close()
-	problems, err := db.Verify()
+	problems, err := db.Verify(ctx)
 	if err != nil || len(problems) > 0 {
 		t.Logf("%s: verify: %v %v", name, problems, err)
 		if err == nil && !slices.ContainsFunc(problems, func(p string) bool { return p != "" }) {
@@ -215,7 +215,7 @@ func damageOutcome(t *testing.T, name, dir string, model map[string]Record) stri
 	n := c.Count()
 	lost := 0
 	for id, want := range model {
-		got, ok, err := c.Get(id)
+		got, ok, err := c.Get(ctx, id)
 		if err != nil {
 			t.Errorf("%s: opened, then get %s: %v", name, id, err)
 			return "Get: error"
@@ -233,7 +233,7 @@ func damageOutcome(t *testing.T, name, dir string, model map[string]Record) stri
 		t.Errorf("%s: opened with %d of %d acknowledged records missing and %d records in all", name, lost, len(model), n)
 		return fmt.Sprintf("LOST %d records", lost)
 	}
-	st, _ := c.Stats()
+	st, _ := c.Stats(ctx)
 	how := "recovered, nothing lost"
 	if st.OpenedBy == "rebuild" {
 		how += " (index rebuilt)"
@@ -250,7 +250,7 @@ func TestLostLogDetected(t *testing.T) {
 		lose func(t *testing.T, db *DB) // the write that only the log holds
 	}{
 		{"drop", func(t *testing.T, db *DB) {
-			if err := db.DropCollection("scratch"); err != nil {
+			if err := db.DropCollection(ctx, "scratch"); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -450,12 +451,15 @@ func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, what string) er
 // CreateCollection creates a collection, or returns the existing one when
 // its config is the same (defaults applied); a different config is
 // ErrCollectionExists.
-func (db *DB) CreateCollection(name string, cfg CollectionConfig) (*Collection, error) {
+func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionConfig) (*Collection, error) {
 	done, err := db.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := validName(name); err != nil {
 		return nil, err
 	}
@@ -543,12 +547,15 @@ func (db *DB) Collections() []string {
 
 // DropCollection deletes a collection and all its records, waiting for
 // writes in flight. Its *Collection values become unusable.
-func (db *DB) DropCollection(name string) error {
+func (db *DB) DropCollection(ctx context.Context, name string) error {
 	done, err := db.enter()
 	if err != nil {
 		return err
 	}
 	defer done()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	c, ok := db.collections[name]

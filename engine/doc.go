@@ -7,7 +7,7 @@
 // # Using it
 //
 //	db, err := engine.Open(dir, nil)           // or &engine.Options{InMemory: true}
-//	notes, err := db.CreateCollection("notes", engine.CollectionConfig{Dimension: 384})
+//	notes, err := db.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 384})
 //	ids, err := notes.Upsert(ctx, engine.Record{Vector: v, Content: "...", Metadata: m})
 //	f, err := engine.ParseFilter(`{"source": "web", "year": {"$gte": 2020}}`)
 //	hits, err := notes.Query(ctx, engine.Query{Vector: q, K: 10, Filter: f})

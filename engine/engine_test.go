@@ -31,7 +31,7 @@ func mustOpen(t testing.TB, dir string, opts *Options) *DB {
 
 func mustCollection(t testing.TB, db *DB, name string, cfg CollectionConfig) *Collection {
 	t.Helper()
-	c, err := db.CreateCollection(name, cfg)
+	c, err := db.CreateCollection(ctx, name, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,21 +80,21 @@ func TestBasicLifecycle(t *testing.T) {
 	if c.Count() != 2 || c.Config().Dimension != 3 || c.Config().Metric != Cosine {
 		t.Fatalf("after reopen: %d records, config %+v", c.Count(), c.Config())
 	}
-	r, ok, err := c.Get("a")
+	r, ok, err := c.Get(ctx, "a")
 	if !ok || err != nil || r.Content != "alpha" || r.Metadata["n"] != 1.0 || !reflect.DeepEqual(r.Vector, vec(1, 0, 0)) {
 		t.Fatalf("Get(a) = %+v, %v, %v", r, ok, err)
 	}
-	if _, ok, _ := c.Get("b"); ok {
+	if _, ok, _ := c.Get(ctx, "b"); ok {
 		t.Fatal("deleted record came back")
 	}
-	st, _ := c.Stats()
+	st, _ := c.Stats(ctx)
 	if st.OpenedBy != "checkpoint+replay" || st.Records != 2 {
 		t.Fatalf("stats %+v", st)
 	}
-	if _, err := db.CreateCollection("notes", CollectionConfig{Dimension: 4}); !errors.Is(err, ErrCollectionExists) {
+	if _, err := db.CreateCollection(ctx, "notes", CollectionConfig{Dimension: 4}); !errors.Is(err, ErrCollectionExists) {
 		t.Fatalf("create with another config: %v", err)
 	}
-	if again, err := db.CreateCollection("notes", CollectionConfig{Dimension: 3, Metric: Cosine, Index: HNSW}); err != nil || again != c {
+	if again, err := db.CreateCollection(ctx, "notes", CollectionConfig{Dimension: 3, Metric: Cosine, Index: HNSW}); err != nil || again != c {
 		t.Fatalf("create with the same config: %v", err)
 	}
 }
@@ -148,11 +148,11 @@ func TestBadInput(t *testing.T) {
 		t.Fatalf("unknown collection: %v", err)
 	}
 	for _, cfg := range []CollectionConfig{{}, {Dimension: -1}, {Dimension: 3, Index: "ivf"}, {Dimension: 3, M: 1}, {Dimension: 3, Metric: 9}} {
-		if _, err := db.CreateCollection("bad", cfg); !errors.Is(err, ErrInvalidConfig) {
+		if _, err := db.CreateCollection(ctx, "bad", cfg); !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("config %+v: %v", cfg, err)
 		}
 	}
-	if _, err := db.CreateCollection("", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := db.CreateCollection(ctx, "", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("empty name: %v", err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
@@ -166,7 +166,7 @@ func TestUseAfterCloseAndDrop(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
 	d := mustCollection(t, db, "d", CollectionConfig{Dimension: 2})
-	if err := db.DropCollection("d"); err != nil {
+	if err := db.DropCollection(ctx, "d"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Upsert(ctx, Record{ID: "x", Vector: vec(1, 1)}); !errors.Is(err, ErrCollectionNotFound) {
@@ -264,7 +264,7 @@ func runModel(t *testing.T, mode string, kind IndexKind) {
 			}
 			delete(m, id)
 		case x < 70:
-			if err := c.Checkpoint(); err != nil {
+			if err := c.Checkpoint(ctx); err != nil {
 				t.Fatal(err)
 			}
 		case x < 74:
@@ -296,7 +296,7 @@ func checkAgainstModel(t *testing.T, c *Collection, m model) {
 	var all []Record
 	after := ""
 	for {
-		page, next, err := c.Scan(after, 7)
+		page, next, err := c.Scan(ctx, after, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func checkAgainstModel(t *testing.T, c *Collection, m model) {
 		if !ok || !sameRecord(got, want) {
 			t.Fatalf("record %q: got %+v, model %+v", got.ID, got, want)
 		}
-		if g, ok, err := c.Get(got.ID); !ok || err != nil || !sameRecord(g, want) {
+		if g, ok, err := c.Get(ctx, got.ID); !ok || err != nil || !sameRecord(g, want) {
 			t.Fatalf("Get(%q) = %+v, %v, %v", got.ID, g, ok, err)
 		}
 	}
@@ -512,7 +512,7 @@ func TestStaleCheckpoint(t *testing.T) {
 	db := mustOpen(t, "db", &Options{FS: fs, CheckpointEvery: -1})
 	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
 	c.Upsert(ctx, crashBatchRecords(0)...)
-	c.Checkpoint()
+	c.Checkpoint(ctx)
 	c.Upsert(ctx, crashBatchRecords(1)...)
 	if err := c.log.Truncate(c.log.LastSeq(), nil); err != nil { // lose the replay
 		t.Fatal(err)
@@ -522,7 +522,7 @@ func TestStaleCheckpoint(t *testing.T) {
 	db = mustOpen(t, "db", &Options{FS: fs})
 	defer db.Close()
 	c, _ = db.Collection("c")
-	st, _ := c.Stats()
+	st, _ := c.Stats(ctx)
 	if st.OpenedBy != "rebuild" || !strings.Contains(st.RebuildReason, "after replay") {
 		t.Fatalf("opened by %q (%q)", st.OpenedBy, st.RebuildReason)
 	}

@@ -15,7 +15,7 @@ func Example() {
 		panic(err)
 	}
 	defer db.Close()
-	notes, err := db.CreateCollection("notes", engine.CollectionConfig{Dimension: 3})
+	notes, err := db.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 3})
 	if err != nil {
 		panic(err)
 	}
@@ -43,7 +43,7 @@ func ExampleCollection_Query_filter() {
 	ctx := context.Background()
 	db, _ := engine.Open("", &engine.Options{InMemory: true})
 	defer db.Close()
-	c, _ := db.CreateCollection("docs", engine.CollectionConfig{Dimension: 2, Metric: engine.L2})
+	c, _ := db.CreateCollection(ctx, "docs", engine.CollectionConfig{Dimension: 2, Metric: engine.L2})
 	for i, year := range []int{2018, 2020, 2022, 2024} {
 		c.Upsert(ctx, engine.Record{
 			ID:       fmt.Sprint("doc", i),
@@ -72,15 +72,15 @@ func ExampleOpen_reopen() {
 	defer os.RemoveAll(dir)
 
 	db, _ := engine.Open(dir, nil)
-	c, _ := db.CreateCollection("memories", engine.CollectionConfig{Dimension: 2})
+	c, _ := db.CreateCollection(ctx, "memories", engine.CollectionConfig{Dimension: 2})
 	c.Upsert(ctx, engine.Record{ID: "m1", Vector: []float32{1, 1}, Content: "remember the milk"})
 	db.Close() // checkpoints the index
 
 	db, _ = engine.Open(dir, nil) // no config needed again
 	defer db.Close()
 	c, _ = db.Collection("memories")
-	r, ok, _ := c.Get("m1")
-	st, _ := c.Stats()
+	r, ok, _ := c.Get(ctx, "m1")
+	st, _ := c.Stats(ctx)
 	fmt.Println(ok, r.Content, c.Config().Dimension, st.OpenedBy)
 	// Output: true remember the milk 2 checkpoint+replay
 }

@@ -127,7 +127,7 @@ func limitsDB(t *testing.T, fs vfs.FS) (*DB, *Collection) {
 // checkGet fails unless c holds id with metadata want.
 func checkGet(t *testing.T, c *Collection, id string, want map[string]any) {
 	t.Helper()
-	r, ok, err := c.Get(id)
+	r, ok, err := c.Get(ctx, id)
 	if err != nil || !ok {
 		t.Fatalf("Get(%q) = %v, %v", id, ok, err)
 	}

@@ -58,7 +58,7 @@ func TestOpenCreatesOnlyWhereItMay(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, identityFile)); err != nil {
 			t.Fatalf("no identity file: %v", err)
 		}
-		if st, _ := db.Stats(); len(st.DatabaseID) != 36 || st.ReadOnly {
+		if st, _ := db.Stats(ctx); len(st.DatabaseID) != 36 || st.ReadOnly {
 			t.Fatalf("stats: id %q, read-only %v", st.DatabaseID, st.ReadOnly)
 		}
 	})
@@ -187,7 +187,7 @@ func TestFailedDatabaseFailsCalls(t *testing.T) {
 		t.Fatalf("a background error that is not Pebble corruption failed the database: %v", err)
 	}
 	db.fail.listener(db.logger).DataCorruption(pebbleCorruptionInfo("000005.sst"))
-	if _, _, err := c.Get(crashRecord(0, 0).ID); !IsCorruption(err) {
+	if _, _, err := c.Get(ctx, crashRecord(0, 0).ID); !IsCorruption(err) {
 		t.Fatalf("get after background corruption: %v", err)
 	}
 	if _, err := c.Upsert(ctx, crashBatchRecords(1)...); !IsCorruption(err) {

@@ -98,7 +98,7 @@ func (c *Collection) QueryPlan(ctx context.Context, q Query) ([]Hit, Plan, error
 	if err != nil {
 		return nil, "", err
 	}
-	if err := c.readMany(recs, onDisk, q.WithVectors); err != nil {
+	if err := guard(func() error { return c.readMany(recs, onDisk, q.WithVectors) }); err != nil {
 		return nil, "", err
 	}
 	hits := make([]Hit, 0, len(results))

@@ -107,7 +107,7 @@ func checkSpaceRecords(t *testing.T, c *Collection, acked int) {
 	}
 	for n := 0; n < acked; n++ {
 		for _, want := range spaceRecords(n) {
-			got, ok, err := c.Get(want.ID)
+			got, ok, err := c.Get(ctx, want.ID)
 			if err != nil || !ok || !sameRecord(got, want) {
 				t.Fatalf("record %s: found %v, err %v, same %v", want.ID, ok, err, ok && sameRecord(got, want))
 			}
@@ -198,7 +198,7 @@ func TestDiskFullInsidePebble(t *testing.T) {
 	if _, err := c.Upsert(ctx, spaceRecords(acked)...); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("write after a failed commit: %v, want the sticky ErrNoSpace", err)
 	}
-	if _, _, err := c.Get(spaceRecords(0)[0].ID); !errors.Is(err, ErrNoSpace) {
+	if _, _, err := c.Get(ctx, spaceRecords(0)[0].ID); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("read after a failed commit: %v, want the sticky ErrNoSpace", err)
 	}
 	if err := db.Close(); !errors.Is(err, ErrNoSpace) {
@@ -244,7 +244,7 @@ func TestFullDiskOpenAndClose(t *testing.T) {
 	if err != nil {
 		t.Fatalf("open on a full disk: %v", err)
 	}
-	if st, _ := db.Stats(); !st.ReadOnly {
+	if st, _ := db.Stats(ctx); !st.ReadOnly {
 		t.Fatal("Stats does not say the database was opened read-only")
 	}
 	c, _ = db.Collection("c")
@@ -252,7 +252,7 @@ func TestFullDiskOpenAndClose(t *testing.T) {
 	if _, err := c.Upsert(ctx, spaceRecords(10)...); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("write to a database opened on a full disk: %v, want ErrNoSpace", err)
 	}
-	if _, err := db.CreateCollection("d", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrNoSpace) {
+	if _, err := db.CreateCollection(ctx, "d", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("create on a database opened on a full disk: %v, want ErrNoSpace", err)
 	}
 	if err := db.Close(); err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"time"
 
 	"github.com/mnemodb/mnemo/index"
@@ -46,7 +47,7 @@ type CollectionStats struct {
 
 // Stats returns the database's statistics. It counts the log of every
 // collection, O(log records).
-func (db *DB) Stats() (Stats, error) {
+func (db *DB) Stats(ctx context.Context) (Stats, error) {
 	done, err := db.enter()
 	if err != nil {
 		return Stats{}, err
@@ -61,8 +62,11 @@ func (db *DB) Stats() (Stats, error) {
 		if !ok {
 			continue // dropped meanwhile
 		}
-		cs, err := c.stats()
-		if err != nil {
+		if err := ctx.Err(); err != nil {
+			return Stats{}, err
+		}
+		var cs CollectionStats
+		if err := guard(func() (err error) { cs, err = c.stats(); return err }); err != nil {
 			return Stats{}, err
 		}
 		s.Collections = append(s.Collections, cs)
@@ -71,13 +75,17 @@ func (db *DB) Stats() (Stats, error) {
 }
 
 // Stats returns the collection's statistics.
-func (c *Collection) Stats() (CollectionStats, error) {
+func (c *Collection) Stats(ctx context.Context) (cs CollectionStats, err error) {
 	done, err := c.enter()
 	if err != nil {
 		return CollectionStats{}, err
 	}
 	defer done()
-	return c.stats()
+	if err := ctx.Err(); err != nil {
+		return CollectionStats{}, err
+	}
+	err = guard(func() (err error) { cs, err = c.stats(); return err })
+	return cs, err
 }
 
 func (c *Collection) stats() (CollectionStats, error) {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -16,7 +17,7 @@ import (
 // and its index must hold exactly the stored records, each under its key
 // with its vector. A collection that Open had to rebuild is reported too,
 // with the reason. Verify reads everything: O(records + log).
-func (db *DB) Verify() ([]string, error) {
+func (db *DB) Verify(ctx context.Context) ([]string, error) {
 	done, err := db.enter()
 	if err != nil {
 		return nil, err
@@ -30,8 +31,11 @@ func (db *DB) Verify() ([]string, error) {
 		if !ok {
 			continue
 		}
-		ps, err := c.verify()
-		if err != nil {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var ps []string
+		if err := guard(func() (err error) { ps, err = c.verify(ctx); return err }); err != nil {
 			return nil, err
 		}
 		for _, p := range ps {
@@ -41,7 +45,7 @@ func (db *DB) Verify() ([]string, error) {
 	return problems, nil
 }
 
-func (c *Collection) verify() ([]string, error) {
+func (c *Collection) verify(ctx context.Context) ([]string, error) {
 	var ps []string
 	c.mu.RLock()
 	info := c.loadInfo
@@ -74,7 +78,7 @@ func (c *Collection) verify() ([]string, error) {
 			ps = append(ps, p)
 		}
 	}
-	return append(ps, c.verifyIndex()...), nil
+	return append(ps, c.verifyIndex(ctx)...), nil
 }
 
 func (c *Collection) verifyCheckpointFile(desc *checkpointDesc) string {
@@ -99,7 +103,7 @@ func (c *Collection) verifyCheckpointFile(desc *checkpointDesc) string {
 }
 
 // verifyIndex compares the live index with the stored records.
-func (c *Collection) verifyIndex() []string {
+func (c *Collection) verifyIndex(ctx context.Context) []string {
 	var ps []string
 	bad := func(format string, a ...any) {
 		if len(ps) < 20 {
@@ -114,7 +118,11 @@ func (c *Collection) verifyIndex() []string {
 	records := 0
 	after := ""
 	for {
-		page, next, err := c.Scan(after, 1000)
+		if err := ctx.Err(); err != nil {
+			bad("records: %v", err)
+			break
+		}
+		page, next, err := c.scan(after, 1000) // not Scan: no nested enter
 		if err != nil {
 			bad("records: %v", err)
 			break

@@ -29,7 +29,7 @@ func FuzzEngineOps(f *testing.F) {
 		}
 		defer func() { db.Close() }()
 		cfg := engine.CollectionConfig{Dimension: 3, Metric: engine.L2, M: 4, EfConstruction: 16}
-		c, err := db.CreateCollection("c", cfg)
+		c, err := db.CreateCollection(ctx, "c", cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func FuzzEngineOps(f *testing.F) {
 				}
 				delete(model, id)
 			case 3:
-				if err := c.Checkpoint(); err != nil {
+				if err := c.Checkpoint(ctx); err != nil {
 					t.Fatal(err)
 				}
 			case 4:
@@ -71,7 +71,7 @@ func FuzzEngineOps(f *testing.F) {
 				t.Fatalf("Count %d, model %d", c.Count(), len(model))
 			}
 			for id, v := range model {
-				r, ok, err := c.Get(id)
+				r, ok, err := c.Get(ctx, id)
 				if !ok || err != nil || !slices.Equal(r.Vector, v) {
 					t.Fatalf("Get(%s) = %v, %v, %v; model %v", id, r.Vector, ok, err, v)
 				}

@@ -34,7 +34,7 @@ func FuzzMetadata(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer func() { db.Close() }()
-		c, err := db.CreateCollection("c", engine.CollectionConfig{Dimension: 2})
+		c, err := db.CreateCollection(ctx, "c", engine.CollectionConfig{Dimension: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +74,7 @@ func checkMetadata(t *testing.T, c *engine.Collection, want map[string]any) {
 	if n := c.Count(); n != 2 {
 		t.Fatalf("Count = %d, want 2", n)
 	}
-	r, ok, err := c.Get("r")
+	r, ok, err := c.Get(ctx, "r")
 	if err != nil || !ok || !reflect.DeepEqual(r.Metadata, want) {
 		t.Fatalf("Get = %.300v, %v, %v; want %.300v", r.Metadata, ok, err, want)
 	}

@@ -85,7 +85,7 @@ func stats(args []string, out, stderr io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	st, err := db.Stats()
+	st, err := db.Stats(context.Background())
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func get(args []string, out, stderr io.Writer) error {
 	defer db.Close()
 	enc := json.NewEncoder(out)
 	for _, id := range fs.Args() {
-		r, ok, err := c.Get(id)
+		r, ok, err := c.Get(context.Background(), id)
 		if err != nil {
 			return err
 		}
@@ -209,7 +209,7 @@ func checkpoint(args []string, out, stderr io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := c.Checkpoint(); err != nil {
+		if err := c.Checkpoint(context.Background()); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "checkpointed %s\n", n)
@@ -232,7 +232,7 @@ func verify(args []string, out, stderr io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	problems, err := db.Verify()
+	problems, err := db.Verify(context.Background())
 	if err != nil {
 		return err
 	}
@@ -274,7 +274,7 @@ func export(args []string, out, stderr io.Writer) error {
 	enc := json.NewEncoder(bw)
 	after, n := "", 0
 	for {
-		page, next, err := c.Scan(after, 1000)
+		page, next, err := c.Scan(context.Background(), after, 1000)
 		if err != nil {
 			return err
 		}

@@ -171,7 +171,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	if db, err = engine.Open(filepath.Join(dir, "db"), nil); err != nil {
 		return err
 	}
-	st, err := db.Stats()
+	st, err := db.Stats(ctx)
 	if err != nil {
 		return err
 	}

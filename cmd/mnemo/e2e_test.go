@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -85,7 +86,7 @@ func TestEndToEnd(t *testing.T) {
 	for i := 0; i < committed; i++ {
 		var want jsonRecord
 		json.Unmarshal([]byte(lines[i]), &want)
-		got, ok, err := c.Get(want.ID)
+		got, ok, err := c.Get(context.Background(), want.ID)
 		if !ok || err != nil || !slices.Equal(got.Vector, want.Vector) || got.Content != want.Content {
 			t.Fatalf("acknowledged record %s: %+v, %v, %v", want.ID, got, ok, err)
 		}

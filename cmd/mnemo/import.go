@@ -68,7 +68,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		if *dim <= 0 {
 			return fmt.Errorf("collection %q does not exist in %s; pass --dim to create it", *name, *dir)
 		}
-		c, err = db.CreateCollection(*name, engine.CollectionConfig{Dimension: *dim, Metric: metric})
+		c, err = db.CreateCollection(context.Background(), *name, engine.CollectionConfig{Dimension: *dim, Metric: metric})
 	}
 	if err != nil {
 		return err

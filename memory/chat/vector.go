@@ -90,15 +90,15 @@ func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
 	}
 	v := &VectorMemory{db: db, name: o.Collection, emb: o.Embedder, k: o.K, threshold: o.ScoreThreshold,
 		cfg: engine.CollectionConfig{Dimension: o.Embedder.Dimension(), Embedder: o.Embedder.Identity()}}
-	if v.c, err = v.collection(); err != nil {
+	if v.c, err = v.collection(context.Background()); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return v, nil
 }
 
-func (v *VectorMemory) collection() (*engine.Collection, error) {
-	c, err := v.db.CreateCollection(v.name, v.cfg)
+func (v *VectorMemory) collection(ctx context.Context) (*engine.Collection, error) {
+	c, err := v.db.CreateCollection(ctx, v.name, v.cfg)
 	if errors.Is(err, engine.ErrCollectionExists) {
 		return nil, fmt.Errorf("%w: collection %q was made by another embedder or config (%v)", ErrInvalid, v.name, err)
 	}
@@ -233,10 +233,10 @@ func (v *VectorMemory) UpdateContext(ctx context.Context, mc ModelContext) (Upda
 func (v *VectorMemory) Clear(ctx context.Context) error {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if err := v.db.DropCollection(v.name); err != nil {
+	if err := v.db.DropCollection(ctx, v.name); err != nil {
 		return err
 	}
-	c, err := v.collection()
+	c, err := v.collection(ctx)
 	if err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func newDocIndex(e embed.Embedder) (*docIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := db.CreateCollection("documents", engine.CollectionConfig{Dimension: e.Dimension(), Embedder: e.Identity()})
+	c, err := db.CreateCollection(context.Background(), "documents", engine.CollectionConfig{Dimension: e.Dimension(), Embedder: e.Identity()})
 	if err != nil {
 		db.Close()
 		return nil, err

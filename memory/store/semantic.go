@@ -87,7 +87,7 @@ func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 		o.Embedder = h
 	}
 	cfg := engine.CollectionConfig{Dimension: o.Embedder.Dimension(), Metric: engine.Cosine, Embedder: o.Embedder.Identity()}
-	c, err := db.CreateCollection(o.Collection, cfg)
+	c, err := db.CreateCollection(context.Background(), o.Collection, cfg)
 	if errors.Is(err, engine.ErrCollectionExists) {
 		if old, gerr := db.Collection(o.Collection); gerr == nil && old.Config().Embedder != cfg.Embedder {
 			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", ErrEmbedderMismatch, o.Collection, old.Config().Embedder, cfg.Embedder)
@@ -181,7 +181,7 @@ func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var ids []string
-	err := s.each(func(r engine.Record) {
+	err := s.each(ctx, func(r engine.Record) {
 		if r.Content == identifier {
 			ids = append(ids, r.ID)
 		}
@@ -196,14 +196,14 @@ func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 // ListAll returns every stored fact, oldest first.
 func (s *Semantic) ListAll(ctx context.Context) ([]string, error) {
 	var out []string
-	err := s.each(func(r engine.Record) { out = append(out, r.Content) })
+	err := s.each(ctx, func(r engine.Record) { out = append(out, r.Content) })
 	return out, err
 }
 
-func (s *Semantic) each(fn func(engine.Record)) error {
+func (s *Semantic) each(ctx context.Context, fn func(engine.Record)) error {
 	after := ""
 	for {
-		page, next, err := s.c.Scan(after, 500)
+		page, next, err := s.c.Scan(ctx, after, 500)
 		if err != nil {
 			return err
 		}

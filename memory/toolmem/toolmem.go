@@ -171,7 +171,7 @@ func (m *Memory) Close() error {
 
 func collection(db *engine.DB, name string, e embed.Embedder) (*engine.Collection, error) {
 	cfg := engine.CollectionConfig{Dimension: e.Dimension(), Metric: engine.Cosine, Embedder: e.Identity()}
-	c, err := db.CreateCollection(name, cfg)
+	c, err := db.CreateCollection(context.Background(), name, cfg)
 	if errors.Is(err, engine.ErrCollectionExists) {
 		if old, gerr := db.Collection(name); gerr == nil && old.Config().Embedder != e.Identity() {
 			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", ErrEmbedderMismatch, name, old.Config().Embedder, e.Identity())

@@ -121,7 +121,7 @@ func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error
 func (w *Window) open(name string) error {
 	var err error
 	db := w.st.db
-	if w.st.messages, err = db.CreateCollection(name+".messages", engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat}); err != nil {
+	if w.st.messages, err = db.CreateCollection(context.Background(), name+".messages", engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat}); err != nil {
 		return err
 	}
 	if w.recall {
@@ -133,7 +133,7 @@ func (w *Window) open(name string) error {
 }
 
 func (s *store) roundCollection(name string) (*engine.Collection, error) {
-	c, err := s.db.CreateCollection(name+".rounds", engine.CollectionConfig{Dimension: s.emb.Dimension(), Embedder: s.emb.Identity()})
+	c, err := s.db.CreateCollection(context.Background(), name+".rounds", engine.CollectionConfig{Dimension: s.emb.Dimension(), Embedder: s.emb.Identity()})
 	if errors.Is(err, engine.ErrCollectionExists) {
 		return nil, fmt.Errorf("%w: %s.rounds was embedded with another embedder", ErrInvalid, name)
 	}
@@ -194,7 +194,7 @@ func (w *Window) persist(ctx context.Context, seq int, e entry) error {
 func (w *Window) load() error {
 	after := ""
 	for {
-		page, next, err := w.st.messages.Scan(after, 1000)
+		page, next, err := w.st.messages.Scan(context.Background(), after, 1000)
 		if err != nil {
 			return err
 		}
