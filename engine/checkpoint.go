@@ -72,8 +72,8 @@ func (c *Collection) Checkpoint(ctx context.Context) error {
 }
 
 func (c *Collection) checkpoint() error {
-	if c.db.readOnly {
-		return c.db.space.errLowAtOpen()
+	if c.db.readOnly != nil {
+		return c.db.readOnly
 	}
 	c.db.cpMu.Lock()
 	defer c.db.cpMu.Unlock()
@@ -248,9 +248,9 @@ func (c *Collection) load() error {
 		// Persist the rebuilt index at once, so the next Open is fast and
 		// a damaged log is truncated away.
 		switch err := c.checkpoint(); {
-		case errors.Is(err, ErrNoSpace):
-			// The records are intact; the next Open with space rebuilds
-			// again or finds the checkpoint.
+		case errors.Is(err, ErrNoSpace), errors.Is(err, ErrReadOnly):
+			// The records are intact; the next Open that may write
+			// rebuilds again or finds the checkpoint.
 			c.db.logf("collection %q: rebuilt index not checkpointed: %v", c.name, err)
 		case err != nil:
 			return err

@@ -36,8 +36,8 @@ func (db *DB) Compact(ctx context.Context) error {
 	if err := db.fail.get(); err != nil {
 		return err
 	}
-	if db.readOnly {
-		return db.space.errLowAtOpen()
+	if db.readOnly != nil {
+		return db.readOnly
 	}
 	if err := db.space.reserve(0); err != nil {
 		return err

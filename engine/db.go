@@ -58,7 +58,9 @@ type DB struct {
 	cpDone chan struct{}
 
 	openTook time.Duration
-	readOnly bool // opened below the free-space floor: no writes at all
+	// readOnly, when set, is the error every write returns: the database
+	// was opened with Options.ReadOnly, or below the free-space floor.
+	readOnly error
 	id       identity
 	fail     failure
 	// markAtOpen is the sequence mark as Open found it (nil if none);
@@ -163,12 +165,15 @@ func (db *DB) open() error {
 		return fmt.Errorf("%w: %s holds a backup that was cut short (%s is still there); delete it and back up again", ErrNotDatabase, db.dir, backupMarker)
 	case state == dirForeign:
 		return fmt.Errorf("%w: %s is not empty and holds no mnemo database (mnemo creates one only in an absent or empty directory)", ErrNotDatabase, db.dir)
-	case state == dirEmpty && db.opts.MustExist:
+	case state == dirEmpty && (db.opts.MustExist || db.opts.ReadOnly):
 		return fmt.Errorf("%w: %s", ErrNoDatabase, db.dir)
 	}
 	create := state == dirEmpty
-	if !create && db.space.low() {
-		db.readOnly = true
+	switch {
+	case db.opts.ReadOnly:
+		db.readOnly = fmt.Errorf("%w: %s was opened with Options.ReadOnly", ErrReadOnly, db.dir)
+	case !create && db.space.low():
+		db.readOnly = db.space.errLowAtOpen()
 		db.logf("%s: free space is below the %s floor: opening for reading only", db.dir, sizeString(db.space.floor))
 	}
 	id, hasID, idErr := db.readIdentity()
@@ -198,7 +203,7 @@ func (db *DB) open() error {
 		FormatMajorVersion: pebble.FormatNewest,
 		ErrorIfNotExists:   !create,
 		ErrorIfExists:      create,
-		ReadOnly:           db.readOnly,
+		ReadOnly:           db.readOnly != nil,
 		EventListener:      db.fail.listener(db.logger),
 	}
 	err = guard(func() error {
@@ -222,7 +227,7 @@ func (db *DB) open() error {
 		}
 	}
 	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
-	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil && !db.readOnly {
+	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil && db.readOnly == nil {
 		db.closePebble()
 		return openError(db.cpPath, err)
 	}
@@ -235,7 +240,7 @@ func (db *DB) open() error {
 		db.closePebble()
 		return err
 	}
-	if (!hasID || idErr != nil) && !db.readOnly {
+	if (!hasID || idErr != nil) && db.readOnly == nil {
 		if id, err = db.writeIdentity(); err != nil {
 			db.closePebble()
 			return err
@@ -249,7 +254,7 @@ func (db *DB) open() error {
 		db.closePebble()
 		return err
 	}
-	if !db.readOnly {
+	if db.readOnly == nil {
 		db.removeStrayFiles()
 	}
 	return nil
@@ -358,7 +363,7 @@ func (db *DB) openSeqMark() error {
 	for _, c := range db.collections {
 		seqs[c.id] = c.log.LastSeq()
 	}
-	if db.readOnly {
+	if db.readOnly != nil {
 		return nil
 	}
 	m, err := openSeqMark(db.fs, db.fs.PathJoin(db.dir, seqMarkFile), seqs)
@@ -436,8 +441,8 @@ func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, what string) er
 	if err := db.fail.get(); err != nil {
 		return err
 	}
-	if db.readOnly {
-		return db.space.errLowAtOpen()
+	if db.readOnly != nil {
+		return db.readOnly
 	}
 	if err := db.space.reserve(b.Len()); err != nil {
 		return err
@@ -640,7 +645,7 @@ func (db *DB) Close() error {
 	var errs []error
 	for _, name := range db.Collections() {
 		c := db.collections[name]
-		if db.fail.get() != nil || !(c.sinceCheckpoint.Load() > 0 || c.loadInfo.replayed > 0) {
+		if db.fail.get() != nil || db.readOnly != nil || !(c.sinceCheckpoint.Load() > 0 || c.loadInfo.replayed > 0) {
 			continue
 		}
 		switch err := c.checkpoint(); {
@@ -653,7 +658,7 @@ func (db *DB) Close() error {
 	}
 	if err := db.fail.get(); err != nil {
 		errs = append(errs, err)
-	} else if !db.readOnly && db.opts.MinFreeSpace > 0 && !db.space.low() {
+	} else if db.readOnly == nil && db.opts.MinFreeSpace > 0 && !db.space.low() {
 		// A closed database does not need its Pebble log: what was
 		// written is in its tables, so damage to a log file after a clean
 		// Close loses nothing. Pebble's flush must not meet a full disk

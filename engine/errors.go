@@ -47,6 +47,9 @@ var (
 	ErrNotDatabase = errors.New("engine: not a mnemo database")
 	// ErrBackupTarget reports a backup into a directory that is not empty.
 	ErrBackupTarget = errors.New("engine: backup directory is not empty")
+	// ErrReadOnly reports a write to a database opened with
+	// Options.ReadOnly.
+	ErrReadOnly = errors.New("engine: database is read-only")
 	// ErrNoSpace reports a write refused or failed for lack of disk space
 	// (see Options.MinFreeSpace). A refused write changed nothing.
 	ErrNoSpace = errors.New("engine: no space left on device")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"os"
@@ -204,4 +205,68 @@ func TestFailedDatabaseFailsCalls(t *testing.T) {
 
 func pebbleCorruptionInfo(path string) pebble.DataCorruptionInfo {
 	return pebble.DataCorruptionInfo{Path: path, Details: errors.New("block checksum mismatch")}
+}
+
+// TestOpenReadOnly: Options.ReadOnly opens an existing database without
+// writing a byte to it (a damaged checkpoint is rebuilt in memory only),
+// refuses writes with ErrReadOnly, and never creates a database.
+func TestOpenReadOnly(t *testing.T) {
+	root := t.TempDir()
+	if _, err := Open(filepath.Join(root, "none"), &Options{ReadOnly: true}); !errors.Is(err, ErrNoDatabase) {
+		t.Fatalf("read-only open of a missing database: %v, want ErrNoDatabase", err)
+	}
+	dir := filepath.Join(root, "db")
+	db := mustOpen(t, dir, nil)
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	for n := 0; n < 5; n++ {
+		if _, err := c.Upsert(ctx, crashBatchRecords(n)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	cps, _ := filepath.Glob(filepath.Join(dir, checkpointDir, "*"))
+	for _, p := range cps {
+		os.Remove(p) // the index must be rebuilt
+	}
+	before := snapshotDir(t, dir)
+	db, err := Open(dir, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ = db.Collection("c")
+	verifyBatches(t, c, 4)
+	if st, _ := db.Stats(ctx); !st.ReadOnly {
+		t.Fatal("Stats does not say read-only")
+	}
+	if _, err := c.Upsert(ctx, crashBatchRecords(5)...); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("upsert: %v, want ErrReadOnly", err)
+	}
+	if _, err := db.CreateCollection(ctx, "d", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("create: %v, want ErrReadOnly", err)
+	}
+	if err := c.Checkpoint(ctx); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("checkpoint: %v, want ErrReadOnly", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := snapshotDir(t, dir); after != before {
+		t.Fatalf("a read-only open changed the directory:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// snapshotDir describes every file under dir but the lock (name, size,
+// modification time).
+func snapshotDir(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "LOCK" {
+			return nil
+		}
+		fi, _ := d.Info()
+		fmt.Fprintf(&b, "%s:%d:%d ", p[len(dir):], fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	return b.String()
 }

@@ -35,6 +35,14 @@ type Options struct {
 	// database. (Open never creates a database in a directory that holds
 	// other files: that is ErrNotDatabase.)
 	MustExist bool
+	// ReadOnly opens an existing database without writing to it: no
+	// checkpoint, identity or sequence mark is written, Pebble's log is
+	// replayed in memory only, and every write returns ErrReadOnly (an
+	// index that needs a rebuild is rebuilt in memory). Verify and the
+	// CLI's read commands use it. The directory is still locked: Pebble
+	// cannot share a store with a writer, so a database open in another
+	// process is ErrLocked, naming that process where the system can tell.
+	ReadOnly bool
 	// MinFreeSpace is the free space, in bytes, below which writes are
 	// refused with ErrNoSpace, so that a full disk fails writes cleanly
 	// instead of stalling or failing Pebble's log. Default 64 MiB; at

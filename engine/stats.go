@@ -14,8 +14,9 @@ type Stats struct {
 	// DatabaseID is the id in the database's identity file (empty when a
 	// database opened read-only had none).
 	DatabaseID string
-	// ReadOnly reports a database opened for reading only, because its
-	// disk had less free space than Options.MinFreeSpace.
+	// ReadOnly reports a database opened for reading only: with
+	// Options.ReadOnly, or because its disk had less free space than
+	// Options.MinFreeSpace.
 	ReadOnly    bool
 	Collections []CollectionStats
 }
@@ -53,7 +54,7 @@ func (db *DB) Stats(ctx context.Context) (Stats, error) {
 		return Stats{}, err
 	}
 	defer done()
-	s := Stats{OpenDuration: db.openTook, DatabaseID: db.id.ID, ReadOnly: db.readOnly}
+	s := Stats{OpenDuration: db.openTook, DatabaseID: db.id.ID, ReadOnly: db.readOnly != nil}
 	for _, name := range db.Collections() {
 		// Not db.Collection: a nested enter could deadlock against Close.
 		db.mu.Lock()
