@@ -149,11 +149,12 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 		}
 		rec := *r
 		rec.ID = ids[i]
-		if metas[i], err = validateRecord(&rec); err != nil {
+		name := recordName(i, r.ID)
+		if metas[i], err = validateRecord(&rec, name); err != nil {
 			return nil, err
 		}
 		if err := c.checkVector(r.Vector); err != nil {
-			return nil, fmt.Errorf("record %q: %w", ids[i], err)
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if seen[ids[i]] {
 			return nil, fmt.Errorf("%w: id %q appears twice in one batch", ErrInvalidRecord, ids[i])
@@ -439,14 +440,15 @@ func (c *Collection) scan(after string, limit int) ([]Record, string, error) {
 // Validate reports whether Upsert would accept r, without writing anything
 // (an empty ID is valid: Upsert assigns one).
 func (c *Collection) Validate(r Record) error {
+	name := recordName(0, r.ID)
 	if r.ID == "" {
-		r.ID = "_"
+		r.ID, name = "_", "the record (no id given)"
 	}
-	if _, err := validateRecord(&r); err != nil {
+	if _, err := validateRecord(&r, name); err != nil {
 		return err
 	}
 	if err := c.checkVector(r.Vector); err != nil {
-		return fmt.Errorf("record %q: %w", r.ID, err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }

@@ -49,21 +49,31 @@ const (
 // validate checks a record at the API boundary (the vector is checked by
 // the collection, which knows the dimension and metric) and returns its
 // metadata encoded as JSON.
-func validateRecord(r *Record) ([]byte, error) {
+func validateRecord(r *Record, name string) ([]byte, error) {
 	if err := validateID(r.ID); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(r.Content) > MaxContentLength {
-		return nil, fmt.Errorf("%w: record %q: content is %d bytes, max %d", ErrInvalidRecord, r.ID, len(r.Content), MaxContentLength)
+		return nil, fmt.Errorf("%w: %s: content is %d bytes, max %d", ErrInvalidRecord, name, len(r.Content), MaxContentLength)
 	}
 	if !utf8.ValidString(r.Content) {
-		return nil, fmt.Errorf("%w: record %q: content is not valid UTF-8", ErrInvalidRecord, r.ID)
+		return nil, fmt.Errorf("%w: %s: content is not valid UTF-8", ErrInvalidRecord, name)
 	}
 	meta, err := encodeMetadata(r.Metadata)
 	if err != nil {
-		return nil, fmt.Errorf("%w: record %q: %v", ErrInvalidRecord, r.ID, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidRecord, name, err)
 	}
 	return meta, nil
+}
+
+// recordName names record i of a batch in errors: by the ID the caller
+// gave, or by its position when the engine assigns the ID (the caller has
+// not seen it yet).
+func recordName(i int, id string) string {
+	if id == "" {
+		return fmt.Sprintf("record %d of the batch (no id given)", i)
+	}
+	return fmt.Sprintf("record %q", id)
 }
 
 func validateID(id string) error {

@@ -34,3 +34,22 @@ func TestVectorNormOverflow(t *testing.T) {
 		t.Fatal("a rejected vector was stored")
 	}
 }
+
+// TestErrorsNameTheRecordTheCallerKnows: a bad record without an ID is
+// named by its place in the batch, not by an ID the engine made up.
+func TestErrorsNameTheRecordTheCallerKnows(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	_, err := c.Upsert(ctx, Record{Vector: []float32{1, 0}}, Record{Vector: []float32{1, 0, 0}})
+	if !errors.Is(err, ErrDimension) || !strings.Contains(err.Error(), "record 1 of the batch") {
+		t.Fatalf("got %v, want a dimension error naming record 1 of the batch", err)
+	}
+	_, err = c.Upsert(ctx, Record{ID: "mine", Vector: []float32{0, 0}})
+	if !errors.Is(err, ErrZeroVector) || !strings.Contains(err.Error(), `record "mine"`) {
+		t.Fatalf("got %v, want a zero-vector error naming record \"mine\"", err)
+	}
+	if c.Count() != 0 {
+		t.Fatalf("a refused batch stored %d records", c.Count())
+	}
+}
