@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mnemodb/mnemo/index"
+	"github.com/mnemodb/mnemo/index/coderhnsw"
 )
 
 // Config selects what a run measures.
@@ -82,7 +83,11 @@ func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Ind
 	case "flat":
 		return index.NewFlat(dim, metric)
 	case "coder":
-		return index.NewCoder(dim, metric, &index.CoderOptions{M: c.M})
+		idx, err := coderhnsw.New(dim, metric, &coderhnsw.Options{M: c.M})
+		if err != nil {
+			return nil, err
+		}
+		return idx, nil
 	}
 	return nil, fmt.Errorf("unknown backend %q (want hnsw, flat or coder)", name)
 }
@@ -199,7 +204,7 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 			BytesPerVector: float64(idx.MemoryBytes()) / float64(len(ds.Base)),
 		}
 		if c.Snapshot {
-			base.SnapshotWriteS, base.SnapshotLoadS, err = timeSnapshot(idx)
+			base.SnapshotWriteS, base.SnapshotLoadS, err = timeSnapshot(name, idx)
 			if err != nil {
 				return nil, fmt.Errorf("%s: snapshot: %w", name, err)
 			}
@@ -222,8 +227,9 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 	return rows, nil
 }
 
-// timeSnapshot writes idx to memory and reads it back.
-func timeSnapshot(idx index.Index) (write, load float64, err error) {
+// timeSnapshot writes idx, of the named backend, to memory and reads it
+// back.
+func timeSnapshot(name string, idx index.Index) (write, load float64, err error) {
 	var buf bytes.Buffer
 	t0 := time.Now()
 	if _, err = idx.WriteTo(&buf); err != nil {
@@ -231,11 +237,23 @@ func timeSnapshot(idx index.Index) (write, load float64, err error) {
 	}
 	write = time.Since(t0).Seconds()
 	t0 = time.Now()
-	if _, err = index.Read(bytes.NewReader(buf.Bytes())); err != nil {
+	if _, err = readBackend(name, bytes.NewReader(buf.Bytes())); err != nil {
 		return
 	}
 	load = time.Since(t0).Seconds()
 	return
+}
+
+// readBackend restores a snapshot of the named backend.
+func readBackend(name string, r io.Reader) (index.Index, error) {
+	if name == "coder" {
+		idx, err := coderhnsw.Read(r) // index.Read does not know its format
+		if err != nil {
+			return nil, err
+		}
+		return idx, nil
+	}
+	return index.Read(r)
 }
 
 func logf(w io.Writer, format string, args ...any) {
