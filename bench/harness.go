@@ -7,6 +7,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -17,12 +18,11 @@ import (
 	"time"
 
 	"github.com/mnemodb/mnemo/index"
-	"github.com/mnemodb/mnemo/index/coderhnsw"
 )
 
 // Config selects what a run measures.
 type Config struct {
-	Backends []string // "hnsw", "flat", "coder"
+	Backends []string // "hnsw", "flat", "coder" (not on windows: see ErrUnavailable)
 	K        int      // neighbours per query, default 10
 	Efs      []int    // ef sweep, default 10..320
 	M        int      // HNSW M, default 16
@@ -75,7 +75,8 @@ type Row struct {
 	Threads        int     `json:"threads"`
 }
 
-// NewBackend returns an empty index of the named backend.
+// NewBackend returns an empty index of the named backend. A backend this
+// platform lacks yields an error wrapping ErrUnavailable.
 func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Index, error) {
 	switch name {
 	case "hnsw":
@@ -83,11 +84,7 @@ func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Ind
 	case "flat":
 		return index.NewFlat(dim, metric)
 	case "coder":
-		idx, err := coderhnsw.New(dim, metric, &coderhnsw.Options{M: c.M})
-		if err != nil {
-			return nil, err
-		}
-		return idx, nil
+		return newCoder(dim, metric, c)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want hnsw, flat or coder)", name)
 }
@@ -180,7 +177,8 @@ func Measure(idx index.Index, queries [][]float32, k, ef, threads int) (results 
 }
 
 // Run builds each backend on ds and measures it at every ef of the sweep
-// (an exact backend once, ef 0).
+// (an exact backend once, ef 0). A backend not available on this platform
+// is skipped, with a line on progress.
 func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 	c.defaults()
 	queries := ds.Queries
@@ -190,6 +188,10 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 	var rows []Row
 	for _, name := range c.Backends {
 		idx, err := NewBackend(name, ds.Dim(), ds.Metric, &c)
+		if errors.Is(err, ErrUnavailable) {
+			logf(progress, "%s: skipped: %v", name, err)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -247,11 +249,7 @@ func timeSnapshot(name string, idx index.Index) (write, load float64, err error)
 // readBackend restores a snapshot of the named backend.
 func readBackend(name string, r io.Reader) (index.Index, error) {
 	if name == "coder" {
-		idx, err := coderhnsw.Read(r) // index.Read does not know its format
-		if err != nil {
-			return nil, err
-		}
-		return idx, nil
+		return readCoder(r) // index.Read does not know its format
 	}
 	return index.Read(r)
 }
