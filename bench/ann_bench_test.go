@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,6 +100,21 @@ func loadCached(name string, load func() (*Dataset, error)) (*Dataset, error) {
 	return ds, nil
 }
 
+// newBackend returns an empty index of backend with M=16,
+// efConstruction=200, and skips the benchmark when this platform lacks the
+// backend.
+func newBackend(b *testing.B, ds *Dataset, backend string) index.Index {
+	b.Helper()
+	idx, err := NewBackend(backend, ds.Dim(), ds.Metric, &Config{M: 16, EfC: 200})
+	if errors.Is(err, ErrUnavailable) {
+		b.Skip(err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return idx
+}
+
 // built returns the dataset's index for backend, built once on one
 // goroutine with M=16, efConstruction=200.
 func built(b *testing.B, ds *Dataset, backend string) builtIndex {
@@ -109,10 +125,7 @@ func built(b *testing.B, ds *Dataset, backend string) builtIndex {
 	if bi, ok := cache.indexes[key]; ok {
 		return bi
 	}
-	idx, err := NewBackend(backend, ds.Dim(), ds.Metric, &Config{M: 16, EfC: 200})
-	if err != nil {
-		b.Fatal(err)
-	}
+	idx := newBackend(b, ds, backend)
 	took, err := Build(idx, ds.Base, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -171,7 +184,7 @@ func BenchmarkBuild(b *testing.B) {
 				b.Run(fmt.Sprintf("%s/%s/threads=%d", ds.Name, backend, threads), func(b *testing.B) {
 					var bytesPer float64
 					for b.Loop() {
-						idx, _ := NewBackend(backend, ds.Dim(), ds.Metric, &Config{M: 16, EfC: 200})
+						idx := newBackend(b, ds, backend)
 						if _, err := Build(idx, ds.Base, threads); err != nil {
 							b.Fatal(err)
 						}

@@ -7,6 +7,7 @@ package bench
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -21,7 +22,7 @@ import (
 
 // Config selects what a run measures.
 type Config struct {
-	Backends []string // "hnsw", "flat", "coder"
+	Backends []string // "hnsw", "flat", "coder" (not on windows: see ErrUnavailable)
 	K        int      // neighbours per query, default 10
 	Efs      []int    // ef sweep, default 10..320
 	M        int      // HNSW M, default 16
@@ -74,7 +75,8 @@ type Row struct {
 	Threads        int     `json:"threads"`
 }
 
-// NewBackend returns an empty index of the named backend.
+// NewBackend returns an empty index of the named backend. A backend this
+// platform lacks yields an error wrapping ErrUnavailable.
 func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Index, error) {
 	switch name {
 	case "hnsw":
@@ -82,7 +84,7 @@ func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Ind
 	case "flat":
 		return index.NewFlat(dim, metric)
 	case "coder":
-		return index.NewCoder(dim, metric, &index.CoderOptions{M: c.M})
+		return newCoder(dim, metric, c)
 	}
 	return nil, fmt.Errorf("unknown backend %q (want hnsw, flat or coder)", name)
 }
@@ -175,7 +177,8 @@ func Measure(idx index.Index, queries [][]float32, k, ef, threads int) (results 
 }
 
 // Run builds each backend on ds and measures it at every ef of the sweep
-// (an exact backend once, ef 0).
+// (an exact backend once, ef 0). A backend not available on this platform
+// is skipped, with a line on progress.
 func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 	c.defaults()
 	queries := ds.Queries
@@ -185,6 +188,10 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 	var rows []Row
 	for _, name := range c.Backends {
 		idx, err := NewBackend(name, ds.Dim(), ds.Metric, &c)
+		if errors.Is(err, ErrUnavailable) {
+			logf(progress, "%s: skipped: %v", name, err)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +206,7 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 			BytesPerVector: float64(idx.MemoryBytes()) / float64(len(ds.Base)),
 		}
 		if c.Snapshot {
-			base.SnapshotWriteS, base.SnapshotLoadS, err = timeSnapshot(idx)
+			base.SnapshotWriteS, base.SnapshotLoadS, err = timeSnapshot(name, idx)
 			if err != nil {
 				return nil, fmt.Errorf("%s: snapshot: %w", name, err)
 			}
@@ -222,8 +229,9 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 	return rows, nil
 }
 
-// timeSnapshot writes idx to memory and reads it back.
-func timeSnapshot(idx index.Index) (write, load float64, err error) {
+// timeSnapshot writes idx, of the named backend, to memory and reads it
+// back.
+func timeSnapshot(name string, idx index.Index) (write, load float64, err error) {
 	var buf bytes.Buffer
 	t0 := time.Now()
 	if _, err = idx.WriteTo(&buf); err != nil {
@@ -231,11 +239,19 @@ func timeSnapshot(idx index.Index) (write, load float64, err error) {
 	}
 	write = time.Since(t0).Seconds()
 	t0 = time.Now()
-	if _, err = index.Read(bytes.NewReader(buf.Bytes())); err != nil {
+	if _, err = readBackend(name, bytes.NewReader(buf.Bytes())); err != nil {
 		return
 	}
 	load = time.Since(t0).Seconds()
 	return
+}
+
+// readBackend restores a snapshot of the named backend.
+func readBackend(name string, r io.Reader) (index.Index, error) {
+	if name == "coder" {
+		return readCoder(r) // index.Read does not know its format
+	}
+	return index.Read(r)
 }
 
 func logf(w io.Writer, format string, args ...any) {

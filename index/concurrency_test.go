@@ -15,9 +15,8 @@ func TestConcurrentStress(t *testing.T) {
 	r := newRand(t, 77)
 	pool := clustered(r, 500, dim, 6)
 	mk := map[string]func() Index{
-		"hnsw":  func() Index { h, _ := NewHNSW(dim, L2, &HNSWOptions{M: 4, EfConstruction: 32}); return h },
-		"flat":  func() Index { f, _ := NewFlat(dim, L2); return f },
-		"coder": func() Index { c, _ := NewCoder(dim, L2, &CoderOptions{M: 4}); return c },
+		"hnsw": func() Index { h, _ := NewHNSW(dim, L2, &HNSWOptions{M: 4, EfConstruction: 32}); return h },
+		"flat": func() Index { f, _ := NewFlat(dim, L2); return f },
 	}
 	for name, newIdx := range mk {
 		t.Run(name, func(t *testing.T) {
@@ -64,9 +63,6 @@ func TestConcurrentStress(t *testing.T) {
 				mustCheck(t, h)
 				h.Compact()
 				mustCheck(t, h)
-			}
-			if name == "coder" {
-				return // its recall makes an exhaustive self-search meaningless
 			}
 			n := idx.Len()
 			for _, key := range idx.Keys(nil) {

@@ -1,16 +1,17 @@
 // Package index provides approximate and exact nearest-neighbour search over
 // float32 vectors under uint64 keys, behind one interface, [Index], with
-// three implementations:
+// two implementations:
 //
 //   - [HNSW], the native hierarchical navigable small world graph (Malkov &
 //     Yashunin, 2018) and the default: sub-millisecond queries at high
 //     recall, concurrent inserts, deletes and searches, snapshots that load
 //     without rebuilding;
 //   - [Flat], an exact scan: ground truth, small collections, and the plan
-//     of choice for a filter that admits few keys;
-//   - [Coder], a wrapper of github.com/coder/hnsw v0.6.1, kept so its
-//     results can be compared with ours (see its doc for why its recall is
-//     low).
+//     of choice for a filter that admits few keys.
+//
+// A third, a wrapper of github.com/coder/hnsw kept so that the benchmarks can
+// compare its results with ours, lives in package index/coderhnsw, so that
+// nothing that imports this package links that library.
 //
 // The package imports only the simd kernels. It knows nothing of disks,
 // strings or metadata: callers pass dense keys and vectors, and a filter
@@ -71,8 +72,8 @@
 //
 // # Snapshots
 //
-// WriteTo writes a versioned, checksummed snapshot and [Read] restores any
-// of the three (the HNSW graph as it was, without rebuilding; format drawn
+// WriteTo writes a versioned, checksummed snapshot and [Read] restores
+// either (the HNSW graph as it was, without rebuilding; format drawn
 // in snapshot.go and records.go). Readers treat every byte as hostile:
 // truncated, flipped or crafted input returns an error for which
 // [IsCorruption] is true, never a panic, and no allocation is sized by an

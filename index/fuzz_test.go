@@ -65,15 +65,14 @@ func FuzzSnapshot(f *testing.F) {
 	for _, metric := range []Metric{Cosine, L2} {
 		h, _ := NewHNSW(3, metric, &HNSWOptions{M: 2})
 		fl, _ := NewFlat(3, metric)
-		c, _ := NewCoder(3, metric, &CoderOptions{M: 2})
 		for i := 0; i < 12; i++ {
 			v := []float32{float32(i%4) + 1, float32(i / 4), float32(i%3) - 1}
-			for _, idx := range []Index{h, fl, c} {
+			for _, idx := range []Index{h, fl} {
 				idx.Add(uint64(i), v)
 			}
 		}
 		h.Delete(3)
-		for _, idx := range []Index{h, fl, c} {
+		for _, idx := range []Index{h, fl} {
 			var buf bytes.Buffer
 			idx.WriteTo(&buf)
 			f.Add(buf.Bytes())

@@ -76,9 +76,8 @@ func TestHNSWModel(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	indexes := map[string]func() Index{
-		"hnsw":  func() Index { h, _ := NewHNSW(3, Cosine, nil); return h },
-		"flat":  func() Index { f, _ := NewFlat(3, Cosine); return f },
-		"coder": func() Index { c, _ := NewCoder(3, Cosine, nil); return c },
+		"hnsw": func() Index { h, _ := NewHNSW(3, Cosine, nil); return h },
+		"flat": func() Index { f, _ := NewFlat(3, Cosine); return f },
 	}
 	nan := float32(math.NaN())
 	for name, mk := range indexes {

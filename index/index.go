@@ -117,10 +117,11 @@ type Index interface {
 	WriteTo(w io.Writer) (int64, error)
 }
 
-// Read restores an index from a snapshot written by the WriteTo method of any
-// index in this package, choosing the implementation by the snapshot's magic
+// Read restores an index from a snapshot written by the WriteTo method of
+// [HNSW] or [Flat], choosing the implementation by the snapshot's magic
 // number. Corrupt or truncated input returns an error for which IsCorruption
-// is true.
+// is true, and so does a snapshot of another backend (package
+// index/coderhnsw reads its own).
 func Read(r io.Reader) (Index, error) {
 	br := bufio.NewReaderSize(r, 1<<16)
 	magic, err := br.Peek(len(hnswMagic))
@@ -132,8 +133,6 @@ func Read(r io.Reader) (Index, error) {
 		return ReadHNSW(br)
 	case bytes.Equal(magic, flatMagic[:]):
 		return ReadFlat(br)
-	case bytes.Equal(magic, coderMagic[:]):
-		return ReadCoder(br)
 	}
 	return nil, corruptf("unknown magic %q", magic)
 }

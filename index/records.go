@@ -5,11 +5,11 @@ import (
 	"io"
 )
 
-// The record snapshot format, used by the flat and coder backends, which
-// keep nothing but keys and vectors (little-endian):
+// The record snapshot format of the flat index, which keeps nothing but
+// keys and vectors (little-endian):
 //
 //	+-------------------------------------------------------------+
-//	| magic (8): "MNEMOFLT" flat, "MNEMOCDR" coder                |
+//	| magic (8): "MNEMOFLT"                                       |
 //	| version u16 = 1 | metric u8 | reserved u8 = 0               |
 //	| dim u32 | count u64 | param1 u32 | param2 u32               |
 //	| header CRC-32C u32                                          |
@@ -19,14 +19,12 @@ import (
 //	| CRC-32C u32 of everything before it                         |
 //	+-------------------------------------------------------------+
 //
-// param1 and param2 are backend parameters (coder: M and EfSearch; flat:
-// zero). Vectors are stored as the index holds them (normalised under
-// Cosine).
+// param1 and param2 are backend parameters, zero for the flat index
+// (package index/coderhnsw writes the same layout under "MNEMOCDR", with M
+// and EfSearch there). Vectors are stored as the index holds them
+// (normalised under Cosine).
 
-var (
-	flatMagic  = [8]byte{'M', 'N', 'E', 'M', 'O', 'F', 'L', 'T'}
-	coderMagic = [8]byte{'M', 'N', 'E', 'M', 'O', 'C', 'D', 'R'}
-)
+var flatMagic = [8]byte{'M', 'N', 'E', 'M', 'O', 'F', 'L', 'T'}
 
 const recordsVersion = 1
 

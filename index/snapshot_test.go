@@ -16,8 +16,7 @@ func buildAll(t *testing.T, metric Metric, n int) map[string]Index {
 	vecs := clustered(r, n, 16, 4)
 	h, _ := NewHNSW(16, metric, &HNSWOptions{M: 6, EfConstruction: 40})
 	f, _ := NewFlat(16, metric)
-	c, _ := NewCoder(16, metric, &CoderOptions{M: 6})
-	out := map[string]Index{"hnsw": h, "flat": f, "coder": c}
+	out := map[string]Index{"hnsw": h, "flat": f}
 	for _, idx := range out {
 		for i, v := range vecs {
 			if err := idx.Add(uint64(i)*3, v); err != nil {
@@ -51,9 +50,6 @@ func TestSnapshotRoundTrip(t *testing.T) {
 				if h, ok := back.(*HNSW); ok {
 					mustCheck(t, h)
 				}
-				// The coder backend rebuilds its graph on load (and
-				// coder/hnsw picks entry points by map order), so only the
-				// native and exact indexes promise identical results.
 				r := newRand(t, 5)
 				for _, q := range clustered(r, 30, 16, 4) {
 					a, _ := idx.Search(nil, q, 10, &SearchOptions{Ef: 50})
@@ -61,7 +57,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 					if err != nil || len(b) != len(a) {
 						t.Fatalf("search after reload: %d results, %v", len(b), err)
 					}
-					if name != "coder" && fmt.Sprint(a) != fmt.Sprint(b) {
+					if fmt.Sprint(a) != fmt.Sprint(b) {
 						t.Fatalf("results differ after reload:\n%v\n%v", a, b)
 					}
 				}

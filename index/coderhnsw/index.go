@@ -1,20 +1,23 @@
-package index
+//go:build !windows
+
+package coderhnsw
 
 import (
+	"cmp"
 	"fmt"
-	"io"
 	"math"
 	mrand "math/rand"
 	"slices"
 	"sync"
 
 	"github.com/coder/hnsw"
+	"github.com/mnemodb/mnemo/index"
 	"github.com/mnemodb/mnemo/simd"
 )
 
-// Coder is an Index backed by github.com/coder/hnsw v0.6.1, kept so users
-// and the benchmark harness can compare it with the native HNSW on the same
-// data. It is not the default, and its recall is low: measured with this
+// Index is an [index.Index] backed by github.com/coder/hnsw v0.6.1, kept so
+// users and the benchmark harness can compare it with the native HNSW on the
+// same data. It is not the default, and its recall is low: measured with this
 // repository's benchmarks it reaches a recall@10 of 0.086 on a clustered
 // 100k x 128 set and 0.236 on siftsmall whatever its EfSearch, because in v0.6.1
 // the max-heap used for results is a min-heap (its Max is not the maximum),
@@ -27,16 +30,16 @@ import (
 // dereferences a removed node and panics, and it replenishes links with a
 // hard-coded cosine distance), so this backend never calls it: Delete and
 // the replace half of Add tombstone the old node, searches skip tombstones,
-// and their memory is reclaimed only when the index is rebuilt (ReadCoder
+// and their memory is reclaimed only when the index is rebuilt (Read
 // rebuilds from the live records). The library has no filtered search
 // either: Filter and tombstones are applied to an over-fetched result (k,
 // then 4k, 16k, ... candidates). Keys is served by an exact scan. A panic
-// inside the library is returned as an error. Coder is safe for concurrent
+// inside the library is returned as an error. Index is safe for concurrent
 // use by multiple goroutines (the graph itself is not; a lock serialises
 // writes, and searches with a non-default Ef).
-type Coder struct {
+type Index struct {
 	dim      int
-	metric   Metric
+	metric   index.Metric
 	efSearch int // the graph's EfSearch between searches
 
 	// mu protects the following fields.
@@ -48,8 +51,10 @@ type Coder struct {
 	nextID uint64
 }
 
-// CoderOptions configure a Coder index. A zero field means its default.
-type CoderOptions struct {
+var _ index.Index = (*Index)(nil)
+
+// Options configure an Index. A zero field means its default.
+type Options struct {
 	M        int    // links per node, default 16
 	EfSearch int    // default 64
 	Seed     uint64 // level generator seed; zero means a fixed default
@@ -69,27 +74,29 @@ func init() {
 	hnsw.RegisterDistanceFunc(coderL2, simd.L2Squared)
 }
 
-// NewCoder returns an empty coder/hnsw index of dimension dim under metric.
-func NewCoder(dim int, metric Metric, opts *CoderOptions) (*Coder, error) {
+// New returns an empty coder/hnsw index of dimension dim under metric. It
+// returns an error wrapping index.index.ErrInvalidOptions for a dimension, metric
+// or option out of range.
+func New(dim int, metric index.Metric, opts *Options) (*Index, error) {
 	if dim <= 0 || dim > maxDim {
-		return nil, fmt.Errorf("%w: dimension %d, want 1..%d", ErrInvalidOptions, dim, maxDim)
+		return nil, fmt.Errorf("%w: dimension %d, want 1..%d", index.ErrInvalidOptions, dim, maxDim)
 	}
-	if !metric.valid() {
-		return nil, fmt.Errorf("%w: unknown metric %d", ErrInvalidOptions, metric)
+	if !validMetric(metric) {
+		return nil, fmt.Errorf("%w: unknown metric %d", index.ErrInvalidOptions, metric)
 	}
-	var o CoderOptions
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
 	if o.M < 0 || o.M > maxM || o.EfSearch < 0 {
-		return nil, fmt.Errorf("%w: M %d, EfSearch %d", ErrInvalidOptions, o.M, o.EfSearch)
+		return nil, fmt.Errorf("%w: M %d, EfSearch %d", index.ErrInvalidOptions, o.M, o.EfSearch)
 	}
 	g := hnsw.NewGraph[uint64]()
 	if o.M != 0 {
 		g.M = o.M
 	}
 	g.Ml = 1 / math.Log(float64(max(g.M, 2)))
-	g.EfSearch = DefaultEfSearch
+	g.EfSearch = index.DefaultEfSearch
 	if o.EfSearch != 0 {
 		g.EfSearch = o.EfSearch
 	}
@@ -99,37 +106,37 @@ func NewCoder(dim int, metric Metric, opts *CoderOptions) (*Coder, error) {
 	}
 	g.Rng = newMathRand(seed)
 	g.Distance = coderDistance(metric)
-	return &Coder{dim: dim, metric: metric, efSearch: g.EfSearch, g: g, keys: make(map[uint64]uint64), owners: make(map[uint64]uint64)}, nil
+	return &Index{dim: dim, metric: metric, efSearch: g.EfSearch, g: g, keys: make(map[uint64]uint64), owners: make(map[uint64]uint64)}, nil
 }
 
 // newMathRand returns the math/rand generator coder/hnsw takes.
 func newMathRand(seed uint64) *mrand.Rand { return mrand.New(mrand.NewSource(int64(seed))) }
 
-func coderDistance(m Metric) hnsw.DistanceFunc {
+func coderDistance(m index.Metric) hnsw.DistanceFunc {
 	switch m {
-	case L2:
+	case index.L2:
 		return simd.L2Squared
-	case Dot:
+	case index.Dot:
 		return func(a, b []float32) float32 { return -simd.Dot(a, b) }
 	}
 	return func(a, b []float32) float32 { return 1 - simd.Dot(a, b) }
 }
 
 // Dim returns the dimension of the index.
-func (c *Coder) Dim() int { return c.dim }
+func (c *Index) Dim() int { return c.dim }
 
 // Metric returns the metric of the index.
-func (c *Coder) Metric() Metric { return c.metric }
+func (c *Index) Metric() index.Metric { return c.metric }
 
 // Len returns the number of keys.
-func (c *Coder) Len() int {
+func (c *Index) Len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return len(c.keys)
 }
 
 // Add stores vec under key, replacing (tombstoning) its previous vector.
-func (c *Coder) Add(key uint64, vec []float32) (err error) {
+func (c *Index) Add(key uint64, vec []float32) (err error) {
 	if err := checkVector(vec, c.dim, c.metric); err != nil {
 		return err
 	}
@@ -138,7 +145,7 @@ func (c *Coder) Add(key uint64, vec []float32) (err error) {
 
 // addPrepared adds a vector that is already validated and normalised; v is
 // retained.
-func (c *Coder) addPrepared(key uint64, v []float32) (err error) {
+func (c *Index) addPrepared(key uint64, v []float32) (err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer recoverCoder(&err)
@@ -162,12 +169,12 @@ const tombstoneOwner = ^uint64(0)
 // recoverCoder turns a panic inside coder/hnsw into an error.
 func recoverCoder(err *error) {
 	if p := recover(); p != nil {
-		*err = fmt.Errorf("index: coder/hnsw panicked: %v", p)
+		*err = fmt.Errorf("coderhnsw: coder/hnsw panicked: %v", p)
 	}
 }
 
 // Delete removes key (a tombstone; see the type's doc).
-func (c *Coder) Delete(key uint64) bool {
+func (c *Index) Delete(key uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id, ok := c.keys[key]
@@ -181,12 +188,12 @@ func (c *Coder) Delete(key uint64) bool {
 }
 
 // Search returns up to k nearest keys found by coder/hnsw, nearest first.
-func (c *Coder) Search(dst []Result, q []float32, k int, opts *SearchOptions) (_ []Result, err error) {
+func (c *Index) Search(dst []index.Result, q []float32, k int, opts *index.SearchOptions) (_ []index.Result, err error) {
 	dst = dst[:0]
 	if err := checkVector(q, c.dim, c.metric); err != nil {
 		return dst, err
 	}
-	var o SearchOptions
+	var o index.SearchOptions
 	if opts != nil {
 		o = *opts
 	}
@@ -216,7 +223,7 @@ func (c *Coder) Search(dst []Result, q []float32, k int, opts *SearchOptions) (_
 		for _, n := range c.g.Search(qq, fetch) {
 			key, live := c.liveKey(n.Key)
 			if live && (o.Filter == nil || o.Filter(key)) {
-				dst = append(dst, Result{Key: key, Distance: c.g.Distance(qq, n.Value)})
+				dst = append(dst, index.Result{Key: key, Distance: c.g.Distance(qq, n.Value)})
 			}
 		}
 		if len(dst) >= k || fetch >= total {
@@ -231,12 +238,12 @@ func (c *Coder) Search(dst []Result, q []float32, k int, opts *SearchOptions) (_
 }
 
 // liveKey returns the caller key of internal id, and whether it is live.
-func (c *Coder) liveKey(id uint64) (uint64, bool) {
+func (c *Index) liveKey(id uint64) (uint64, bool) {
 	key, ok := c.owners[id]
 	return key, ok && key != tombstoneOwner && c.keys[key] == id
 }
 
-func (c *Coder) scanKeys(dst []Result, q []float32, k int, keys []uint64, filter func(uint64) bool) []Result {
+func (c *Index) scanKeys(dst []index.Result, q []float32, k int, keys []uint64, filter func(uint64) bool) []index.Result {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	seen := make(map[uint64]bool, len(keys))
@@ -247,7 +254,7 @@ func (c *Coder) scanKeys(dst []Result, q []float32, k int, keys []uint64, filter
 		seen[key] = true
 		if id, ok := c.keys[key]; ok {
 			v, _ := c.g.Lookup(id)
-			dst = append(dst, Result{Key: key, Distance: c.g.Distance(q, v)})
+			dst = append(dst, index.Result{Key: key, Distance: c.g.Distance(q, v)})
 		}
 	}
 	sortResults(dst)
@@ -258,7 +265,7 @@ func (c *Coder) scanKeys(dst []Result, q []float32, k int, keys []uint64, filter
 }
 
 // Vector appends the stored vector of key to dst[:0].
-func (c *Coder) Vector(dst []float32, key uint64) ([]float32, bool) {
+func (c *Index) Vector(dst []float32, key uint64) ([]float32, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	id, ok := c.keys[key]
@@ -270,7 +277,7 @@ func (c *Coder) Vector(dst []float32, key uint64) ([]float32, bool) {
 }
 
 // Keys appends every key to dst[:0] in ascending order.
-func (c *Coder) Keys(dst []uint64) []uint64 {
+func (c *Index) Keys(dst []uint64) []uint64 {
 	c.mu.RLock()
 	dst = dst[:0]
 	for k := range c.keys {
@@ -284,7 +291,7 @@ func (c *Coder) Keys(dst []uint64) []uint64 {
 // MemoryBytes estimates the memory held: the vectors, and per node on each
 // layer a map entry and a neighbour map of M pointers (about 48 bytes per
 // entry in Go maps). It is an estimate; coder/hnsw does not report one.
-func (c *Coder) MemoryBytes() int64 {
+func (c *Index) MemoryBytes() int64 {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	n := int64(len(c.keys) + c.dead)
@@ -293,49 +300,58 @@ func (c *Coder) MemoryBytes() int64 {
 	return n*perNode + n/int64(max(c.g.M-1, 1))*(48+int64(c.g.M)*48)
 }
 
-// WriteTo writes a snapshot of the index to w in the record format (see
-// records.go): the keys and vectors, and the parameters. coder/hnsw's own
-// Export is not used: after deletions v0.6.1 exports neighbour references to
-// removed nodes, and a graph imported from such an export panics in Search.
-// ReadCoder therefore rebuilds the graph.
-func (c *Coder) WriteTo(w io.Writer) (int64, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	keys := make([]uint64, 0, len(c.keys))
-	for k := range c.keys {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys) // rebuilt in key order, so a reload is deterministic
-	hdr := recordsHeader{magic: coderMagic, metric: c.metric, dim: c.dim, count: len(keys),
-		param1: uint32(c.g.M), param2: uint32(c.efSearch)}
-	return writeRecords(w, hdr, func(yield func(uint64, []float32)) {
-		for _, k := range keys {
-			v, _ := c.g.Lookup(c.keys[k])
-			yield(k, v)
-		}
-	})
+// Bounds on parameters, the same as package index's (and so what a snapshot
+// header may claim).
+const (
+	maxDim      = 1 << 16
+	maxM        = 256
+	defaultSeed = 0x6d6e656d6f // "mnemo", package index's default too
+)
+
+func validMetric(m index.Metric) bool {
+	return m == index.Cosine || m == index.Dot || m == index.L2
 }
 
-// ReadCoder restores a coder/hnsw index from a snapshot written by WriteTo,
-// rebuilding its graph (see WriteTo). Damage is reported as an error
-// wrapping ErrCorrupt.
-func ReadCoder(r io.Reader) (*Coder, error) {
-	var c *Coder
-	_, err := readRecords(r, coderMagic, func(hdr recordsHeader) error {
-		if hdr.param1 < 2 || hdr.param1 > maxM || hdr.param2 == 0 || hdr.param2 > 1<<20 {
-			return corruptf("bad parameters M=%d EfSearch=%d", hdr.param1, hdr.param2)
-		}
-		var err error
-		c, err = NewCoder(hdr.dim, hdr.metric, &CoderOptions{M: int(hdr.param1), EfSearch: int(hdr.param2)})
-		return err
-	}, func(key uint64, vec []float32) error {
-		if _, dup := c.keys[key]; dup {
-			return corruptf("key %d stored twice", key)
-		}
-		return c.addPrepared(key, slices.Clone(vec))
-	})
-	if err != nil {
-		return nil, err
+// checkVector makes the checks package index's backends make at the API
+// boundary, with the same errors: its length, finite components and, under
+// Cosine, a norm that is neither zero nor too large for float32.
+func checkVector(vec []float32, dim int, metric index.Metric) error {
+	if len(vec) != dim {
+		return fmt.Errorf("%w: got %d, want %d", index.ErrDimension, len(vec), dim)
 	}
-	return c, nil
+	for i, x := range vec {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return fmt.Errorf("%w: component %d is %v", index.ErrNonFinite, i, x)
+		}
+	}
+	if metric == index.Cosine {
+		switch n := simd.Norm(vec); {
+		case n == 0:
+			return fmt.Errorf("%w: norm is 0", index.ErrZeroVector)
+		case math.IsInf(float64(n), 0):
+			return fmt.Errorf("%w: the sum of the squared components is %v", index.ErrNormOverflow, n)
+		}
+	}
+	return nil
+}
+
+// prepare copies vec into dst (reusing its storage) and normalises it under
+// Cosine. vec must have passed checkVector.
+func prepare(dst, vec []float32, metric index.Metric) []float32 {
+	dst = append(dst[:0], vec...)
+	if metric == index.Cosine {
+		simd.Normalize(dst)
+	}
+	return dst
+}
+
+// sortResults orders results by distance, then key, as package index does,
+// so that equal distances come back in a deterministic order.
+func sortResults(rs []index.Result) {
+	slices.SortFunc(rs, func(a, b index.Result) int {
+		if c := cmp.Compare(a.Distance, b.Distance); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
 }
