@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 var ctx = context.Background()
@@ -227,5 +229,29 @@ func TestVectorMemoryDeeplyNestedMetadata(t *testing.T) {
 	res, err := v.Query(ctx, "how warm is the water")
 	if err != nil || len(res.Results) != 1 || res.Results[0].Content != "the lake is cold in May" {
 		t.Fatalf("after reopen: %+v, %v", res, err)
+	}
+}
+
+// TestVectorMemoryEmbedderMismatch reopens a memory with another embedder:
+// that is embed.ErrMismatch, and the stored contents stay as they were.
+func TestVectorMemoryEmbedderMismatch(t *testing.T) {
+	dir := t.TempDir()
+	v, err := OpenVector(&VectorOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Add(ctx, Content{Content: "the lake is cold in May", MimeType: TextPlain})
+	v.Close()
+	other, _ := embed.NewHashing(64)
+	if _, err := OpenVector(&VectorOptions{Dir: dir, Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
+		t.Fatalf("another embedder = %v, want embed.ErrMismatch", err)
+	}
+	v, err = OpenVector(&VectorOptions{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if res, err := v.Query(ctx, "lake"); err != nil || len(res.Results) != 1 {
+		t.Fatalf("after the refused open: %+v, %v", res, err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // VectorMemory stores contents in an engine collection and adds the K most
@@ -25,8 +26,7 @@ import (
 type VectorMemory struct {
 	db        *engine.DB
 	name      string
-	cfg       engine.CollectionConfig
-	emb       embed.Embedder
+	space     *textvec.Space
 	k         int
 	threshold *float32
 
@@ -77,19 +77,15 @@ func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
 			return nil, fmt.Errorf("%w: ScoreThreshold %v, want a finite number", ErrInvalid, t)
 		}
 	}
-	if o.Embedder == nil {
-		h, err := embed.NewHashing(0)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = h
+	space, err := textvec.New(o.Embedder, ErrNotEmbeddable, ErrInvalid)
+	if err != nil {
+		return nil, err
 	}
 	db, err := engine.Open(o.Dir, &engine.Options{InMemory: o.Dir == ""})
 	if err != nil {
 		return nil, err
 	}
-	v := &VectorMemory{db: db, name: o.Collection, emb: o.Embedder, k: o.K, threshold: o.ScoreThreshold,
-		cfg: engine.CollectionConfig{Dimension: o.Embedder.Dimension(), Embedder: o.Embedder.Identity()}}
+	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.ScoreThreshold}
 	if v.c, err = v.collection(context.Background()); err != nil {
 		db.Close()
 		return nil, err
@@ -98,25 +94,7 @@ func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
 }
 
 func (v *VectorMemory) collection(ctx context.Context) (*engine.Collection, error) {
-	c, err := v.db.CreateCollection(ctx, v.name, v.cfg)
-	if errors.Is(err, engine.ErrCollectionExists) {
-		return nil, fmt.Errorf("%w: collection %q was made by another embedder or config (%v)", ErrInvalid, v.name, err)
-	}
-	return c, err
-}
-
-func (v *VectorMemory) vector(ctx context.Context, t string) ([]float32, error) {
-	if strings.TrimSpace(t) == "" {
-		return nil, fmt.Errorf("%w: empty text", ErrNotEmbeddable)
-	}
-	vs, err := v.emb.Embed(ctx, []string{t})
-	if err != nil {
-		return nil, err
-	}
-	if embed.IsZero(vs[0]) {
-		return nil, fmt.Errorf("%w: no letters or digits", ErrNotEmbeddable)
-	}
-	return vs[0], nil
+	return v.space.Collection(ctx, v.db, v.name)
 }
 
 // Add embeds and stores c. Binary and image contents are refused with
@@ -133,7 +111,7 @@ func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	if err != nil {
 		return err
 	}
-	vec, err := v.vector(ctx, t)
+	vec, err := v.space.Vector(ctx, "text", t)
 	if err != nil {
 		return err
 	}
@@ -167,7 +145,7 @@ func (v *VectorMemory) Query(ctx context.Context, query any) (QueryResult, error
 	default:
 		return QueryResult{}, fmt.Errorf("%w: query of type %T (want string or Content)", ErrInvalid, query)
 	}
-	vec, err := v.vector(ctx, t)
+	vec, err := v.space.Vector(ctx, "text", t)
 	if err != nil {
 		return QueryResult{}, err
 	}

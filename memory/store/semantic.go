@@ -2,16 +2,14 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // Semantic is a store of facts searched by meaning. Facts are embedded
@@ -24,7 +22,7 @@ type Semantic struct {
 	db    *engine.DB
 	ownDB bool
 	c     *engine.Collection
-	emb   embed.Embedder
+	space *textvec.Space
 	maxD  *float32
 	// mu serialises Delete's find-then-remove, like the original's
 	// per-instance lock; the collection itself is concurrency-safe.
@@ -79,24 +77,15 @@ func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 	if o.MaxDistance != nil && (*o.MaxDistance < 0 || *o.MaxDistance > 2 || *o.MaxDistance != *o.MaxDistance) {
 		return nil, fmt.Errorf("%w: MaxDistance %v, want 0..2", ErrInvalid, *o.MaxDistance)
 	}
-	if o.Embedder == nil {
-		h, err := embed.NewHashing(0)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = h
-	}
-	cfg := engine.CollectionConfig{Dimension: o.Embedder.Dimension(), Metric: engine.Cosine, Embedder: o.Embedder.Identity()}
-	c, err := db.CreateCollection(context.Background(), o.Collection, cfg)
-	if errors.Is(err, engine.ErrCollectionExists) {
-		if old, gerr := db.Collection(o.Collection); gerr == nil && old.Config().Embedder != cfg.Embedder {
-			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", ErrEmbedderMismatch, o.Collection, old.Config().Embedder, cfg.Embedder)
-		}
-	}
+	space, err := textvec.New(o.Embedder, ErrEmpty, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	return &Semantic{db: db, c: c, emb: o.Embedder, maxD: o.MaxDistance}, nil
+	c, err := space.Collection(context.Background(), db, o.Collection)
+	if err != nil {
+		return nil, err
+	}
+	return &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance}, nil
 }
 
 // Close closes the database if OpenSemantic opened it.
@@ -107,27 +96,10 @@ func (s *Semantic) Close() error {
 	return nil
 }
 
-func (s *Semantic) vector(ctx context.Context, what, text string) ([]float32, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%w: %s is empty", ErrEmpty, what)
-	}
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, what)
-	}
-	vs, err := s.emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, err
-	}
-	if embed.IsZero(vs[0]) {
-		return nil, fmt.Errorf("%w: %s has no letters or digits to embed", ErrEmpty, what)
-	}
-	return vs[0], nil
-}
-
 // Store saves a fact. Storing the same fact twice keeps two copies, as the
 // original does (Delete removes both).
 func (s *Semantic) Store(ctx context.Context, content string) error {
-	v, err := s.vector(ctx, "fact", content)
+	v, err := s.space.Vector(ctx, "fact", content)
 	if err != nil {
 		return err
 	}
@@ -159,7 +131,7 @@ func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float3
 	if n <= 0 {
 		n = DefaultResults
 	}
-	v, err := s.vector(ctx, "query", query)
+	v, err := s.space.Vector(ctx, "query", query)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ func TestSemanticPersistence(t *testing.T) {
 		t.Fatalf("after reopen: %q", got)
 	}
 	other, _ := embed.NewHashing(64)
-	if _, err := OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts", Embedder: other}); !errors.Is(err, ErrEmbedderMismatch) {
+	if _, err := OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts", Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder: %v", err)
 	}
 }

@@ -8,7 +8,8 @@
 // ("<name>.tools" and "<name>.texts"). Questions and texts are embedded
 // with an embed.Embedder (the offline hashing embedder by default), whose
 // identity is stored with the collections: reopening with another embedder
-// is an error, not a silent mix of vector spaces.
+// is an error wrapping embed.ErrMismatch, not a silent mix of vector
+// spaces.
 //
 // # Scores
 //
@@ -31,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -39,6 +39,7 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // Entry is one tool-usage memory.
@@ -114,7 +115,7 @@ type Memory struct {
 	db           *engine.DB
 	ownDB        bool
 	tools, texts *engine.Collection
-	emb          embed.Embedder
+	space        *textvec.Space
 }
 
 // New returns a memory in db, creating its collections if needed. The
@@ -127,19 +128,16 @@ func New(db *engine.DB, opts *Options) (*Memory, error) {
 	if o.Name == "" {
 		o.Name = "toolmem"
 	}
-	if o.Embedder == nil {
-		h, err := embed.NewHashing(0)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = h
-	}
-	m := &Memory{db: db, emb: o.Embedder}
-	var err error
-	if m.tools, err = collection(db, o.Name+".tools", o.Embedder); err != nil {
+	space, err := textvec.New(o.Embedder, ErrEmptyText, ErrInvalid)
+	if err != nil {
 		return nil, err
 	}
-	if m.texts, err = collection(db, o.Name+".texts", o.Embedder); err != nil {
+	m := &Memory{db: db, space: space}
+	ctx := context.Background()
+	if m.tools, err = space.Collection(ctx, db, o.Name+".tools"); err != nil {
+		return nil, err
+	}
+	if m.texts, err = space.Collection(ctx, db, o.Name+".texts"); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -169,35 +167,6 @@ func (m *Memory) Close() error {
 	return nil
 }
 
-func collection(db *engine.DB, name string, e embed.Embedder) (*engine.Collection, error) {
-	cfg := engine.CollectionConfig{Dimension: e.Dimension(), Metric: engine.Cosine, Embedder: e.Identity()}
-	c, err := db.CreateCollection(context.Background(), name, cfg)
-	if errors.Is(err, engine.ErrCollectionExists) {
-		if old, gerr := db.Collection(name); gerr == nil && old.Config().Embedder != e.Identity() {
-			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", ErrEmbedderMismatch, name, old.Config().Embedder, e.Identity())
-		}
-	}
-	return c, err
-}
-
-// embedOne validates and embeds one text.
-func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%w: %s is empty", ErrEmptyText, what)
-	}
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, what)
-	}
-	vs, err := m.emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, err
-	}
-	if embed.IsZero(vs[0]) {
-		return nil, fmt.Errorf("%w: %s has nothing to embed (no letters or digits)", ErrEmptyText, what)
-	}
-	return vs[0], nil
-}
-
 // Store saves e, replacing any entry with the same ID. An empty ID gets a
 // new one, and a zero Timestamp the current time; e is not modified (Store
 // returns the ID used).
@@ -207,7 +176,7 @@ func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, er
 // they are stored one level down in the record's metadata; deeper or
 // self-containing arguments are ErrInvalid, and nothing is stored.
 func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
-	v, err := m.embedOne(ctx, "question", e.Question)
+	v, err := m.space.Vector(ctx, "question", e.Question)
 	if err != nil {
 		return "", err
 	}
@@ -286,7 +255,7 @@ func (m *Memory) search(ctx context.Context, c *engine.Collection, query string,
 			return nil, fmt.Errorf("%w: threshold %v, want a finite number", ErrInvalid, threshold)
 		}
 	}
-	v, err := m.embedOne(ctx, "query", query)
+	v, err := m.space.Vector(ctx, "query", query)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +281,7 @@ func (m *Memory) Delete(ctx context.Context, id string) error {
 
 // SaveText saves a text memory and returns its new ID.
 func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
-	v, err := m.embedOne(ctx, "text", text)
+	v, err := m.space.Vector(ctx, "text", text)
 	if err != nil {
 		return "", err
 	}

@@ -148,7 +148,7 @@ func TestPersistenceAndEmbedderMismatch(t *testing.T) {
 	}
 	m.Close()
 	other, _ := embed.NewHashing(128)
-	if _, err := Open(dir, &Options{Embedder: other}); !errors.Is(err, ErrEmbedderMismatch) {
+	if _, err := Open(dir, &Options{Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder: %v", err)
 	}
 }

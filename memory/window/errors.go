@@ -2,7 +2,9 @@ package window
 
 import "errors"
 
-// Errors, matched with errors.Is.
+// Errors, matched with errors.Is. A window with recall opened on rounds
+// embedded by another embedder fails with an error wrapping
+// embed.ErrMismatch.
 var (
 	// ErrInvalid reports a malformed message (unknown role, tool calls on a
 	// non-assistant message, a tool message without a call ID, a call

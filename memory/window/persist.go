@@ -12,7 +12,7 @@ import (
 	"weak"
 
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // Persistence and recall.
@@ -43,7 +43,7 @@ type store struct {
 	session  *session           // nil unless opened by Open
 	messages *engine.Collection // nil for a New window with recall only
 	rounds   *engine.Collection // nil without recall
-	emb      embed.Embedder
+	space    *textvec.Space     // nil without recall
 }
 
 // session names a persistent session: a database and a name. The
@@ -133,20 +133,20 @@ func (w *Window) open(name string) error {
 }
 
 func (s *store) roundCollection(name string) (*engine.Collection, error) {
-	c, err := s.db.CreateCollection(context.Background(), name+".rounds", engine.CollectionConfig{Dimension: s.emb.Dimension(), Embedder: s.emb.Identity()})
-	if errors.Is(err, engine.ErrCollectionExists) {
-		return nil, fmt.Errorf("%w: %s.rounds was embedded with another embedder", ErrInvalid, name)
-	}
-	return c, err
+	return s.space.Collection(context.Background(), s.db, name+".rounds")
 }
 
+// errNothing marks a text with nothing to embed: such a round is not
+// indexed, and such a query recalls nothing.
+var errNothing = errors.New("window: nothing to embed")
+
 // newRecallStore is the in-memory backing of New with recall.
-func newRecallStore(e embed.Embedder) (*store, error) {
+func newRecallStore(space *textvec.Space) (*store, error) {
 	db, err := engine.Open("", &engine.Options{InMemory: true})
 	if err != nil {
 		return nil, err
 	}
-	s := &store{db: db, ownDB: true, emb: e}
+	s := &store{db: db, ownDB: true, space: space}
 	if s.rounds, err = s.roundCollection("window"); err != nil {
 		db.Close()
 		return nil, err
@@ -228,15 +228,14 @@ func (w *Window) indexRound(ctx context.Context, rs []round, i int) error {
 	if !w.recall {
 		return nil
 	}
-	t := w.roundText(rs[i])
-	vs, err := w.st.emb.Embed(ctx, []string{t})
+	v, err := w.st.space.Vector(ctx, "round", w.roundText(rs[i]))
+	if errors.Is(err, errNothing) {
+		return nil // nothing searchable in this round (yet)
+	}
 	if err != nil {
 		return err
 	}
-	if embed.IsZero(vs[0]) {
-		return nil // nothing searchable in this round (yet)
-	}
-	_, err = w.st.rounds.Upsert(ctx, engine.Record{ID: strconv.Itoa(i), Vector: vs[0], Metadata: map[string]any{"round": i}})
+	_, err = w.st.rounds.Upsert(ctx, engine.Record{ID: strconv.Itoa(i), Vector: v, Metadata: map[string]any{"round": i}})
 	return err
 }
 
@@ -266,8 +265,11 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	if query == "" || len(evicted) == 0 || budget <= 0 {
 		return Message{}, false, nil
 	}
-	vs, err := w.st.emb.Embed(ctx, []string{query})
-	if err != nil || embed.IsZero(vs[0]) {
+	v, err := w.st.space.Vector(ctx, "query", query)
+	if errors.Is(err, errNothing) {
+		return Message{}, false, nil
+	}
+	if err != nil {
 		return Message{}, false, err
 	}
 	in := make([]any, len(evicted))
@@ -278,7 +280,7 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	if err != nil {
 		return Message{}, false, err
 	}
-	hits, err := w.st.rounds.Query(ctx, engine.Query{Vector: vs[0], K: len(evicted), Filter: f})
+	hits, err := w.st.rounds.Query(ctx, engine.Query{Vector: v, K: len(evicted), Filter: f})
 	if err != nil {
 		return Message{}, false, err
 	}

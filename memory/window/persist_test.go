@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 func TestPersistentWindow(t *testing.T) {
@@ -208,4 +209,30 @@ func TestOpenSessions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRecallEmbedderMismatch reopens a session whose rounds were embedded
+// by another embedder: that is embed.ErrMismatch, and the session is free
+// again afterwards.
+func TestRecallEmbedderMismatch(t *testing.T) {
+	db, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w, err := Open(db, "agent", 100, &Options{Recall: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Record(ctx, Message{Role: User, Content: "my dog is called Rex"})
+	w.Close()
+	other, _ := embed.NewHashing(64)
+	if _, err := Open(db, "agent", 100, &Options{Recall: true, Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
+		t.Fatalf("another embedder = %v, want embed.ErrMismatch", err)
+	}
+	w, err = Open(db, "agent", 100, &Options{Recall: true})
+	if err != nil {
+		t.Fatalf("after the refused open: %v", err)
+	}
+	w.Close()
 }

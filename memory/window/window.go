@@ -29,8 +29,10 @@ import (
 	"slices"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // Role is who produced a message.
@@ -156,14 +158,11 @@ func New(budget int, opts *Options) (*Window, error) {
 		if !(o.RecallShare > 0 && o.RecallShare < 1) { // NaN too
 			return nil, fmt.Errorf("%w: RecallShare %v, want between 0 and 1", ErrInvalid, o.RecallShare)
 		}
-		if o.Embedder == nil {
-			h, err := embed.NewHashing(0)
-			if err != nil {
-				return nil, err
-			}
-			o.Embedder = h
+		space, err := textvec.New(o.Embedder, errNothing, ErrInvalid)
+		if err != nil {
+			return nil, err
 		}
-		st, err := newRecallStore(o.Embedder)
+		st, err := newRecallStore(space)
 		if err != nil {
 			return nil, err
 		}
@@ -226,6 +225,12 @@ func (w *Window) check(m Message) error {
 		if c.ID == "" {
 			return fmt.Errorf("%w: a tool call without an ID", ErrInvalid)
 		}
+		if !validUTF8(c.ID, c.Name, c.Arguments) {
+			return fmt.Errorf("%w: tool call %q is not valid UTF-8", ErrInvalid, c.ID)
+		}
+	}
+	if !validUTF8(m.Content, m.Reasoning, m.ToolCallID) {
+		return fmt.Errorf("%w: a message that is not valid UTF-8", ErrInvalid)
 	}
 	switch {
 	case m.Role == Tool && m.ToolCallID == "":
@@ -236,6 +241,15 @@ func (w *Window) check(m Message) error {
 		return fmt.Errorf("%w: %q", ErrUnknownToolCall, m.ToolCallID)
 	}
 	return nil
+}
+
+func validUTF8(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // Context returns the window (see the package doc).
