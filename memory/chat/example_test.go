@@ -20,7 +20,7 @@ func ExampleListMemory() {
 
 func ExampleVectorMemory() {
 	ctx := context.Background()
-	memory, _ := chat.OpenVector(&chat.VectorOptions{K: 1}) // in memory, offline embedder
+	memory, _ := chat.OpenVector("", &chat.VectorOptions{K: 1}) // in memory, offline embedder
 	defer memory.Close()
 	memory.Add(ctx, chat.Content{Content: "The capital of France is Paris", MimeType: chat.TextPlain})
 	memory.Add(ctx, chat.Content{Content: "The user's dog is called Rex", MimeType: chat.TextPlain})

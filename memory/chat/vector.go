@@ -25,6 +25,7 @@ import (
 // flight.
 type VectorMemory struct {
 	db        *engine.DB
+	ownDB     bool
 	name      string
 	space     *textvec.Space
 	k         int
@@ -38,8 +39,6 @@ type VectorMemory struct {
 type VectorOptions struct {
 	// Collection name; default "chat_memory".
 	Collection string
-	// Dir persists the memory; empty means in memory.
-	Dir string
 	// K is how many contents a query returns; default 3.
 	K int
 	// ScoreThreshold, when set, drops results scoring below it. NaN and
@@ -57,8 +56,26 @@ const MaxMetadataDepth = engine.MaxMetadataDepth - 1
 // Score returns a pointer to s, for VectorOptions.ScoreThreshold.
 func Score(s float32) *float32 { return &s }
 
-// OpenVector opens (or creates) a vector memory.
-func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
+// OpenVector opens (or creates) a vector memory in its own database in
+// dir; an empty dir means in memory only. Close closes the database.
+func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
+	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	if err != nil {
+		return nil, err
+	}
+	v, err := NewVector(db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	v.ownDB = true
+	return v, nil
+}
+
+// NewVector returns a vector memory in db, creating its collection if
+// needed. The caller keeps ownership of db: Close leaves it open, so one
+// database can hold every memory of an agent.
+func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
 	var o VectorOptions
 	if opts != nil {
 		o = *opts
@@ -81,13 +98,8 @@ func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.Open(o.Dir, &engine.Options{InMemory: o.Dir == ""})
-	if err != nil {
-		return nil, err
-	}
 	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.ScoreThreshold}
 	if v.c, err = v.collection(context.Background()); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return v, nil
@@ -222,8 +234,14 @@ func (v *VectorMemory) Clear(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the memory's database.
-func (v *VectorMemory) Close() error { return v.db.Close() }
+// Close closes the database if OpenVector opened it; otherwise it does
+// nothing.
+func (v *VectorMemory) Close() error {
+	if v.ownDB {
+		return v.db.Close()
+	}
+	return nil
+}
 
 var (
 	_ Memory = (*ListMemory)(nil)

@@ -9,7 +9,7 @@ import (
 
 func ExampleSemantic() {
 	ctx := context.Background()
-	facts, err := store.OpenSemantic(nil) // in memory, offline embedder
+	facts, err := store.OpenSemantic("", nil) // in memory, offline embedder
 	if err != nil {
 		panic(err)
 	}

@@ -33,9 +33,6 @@ type Semantic struct {
 type SemanticOptions struct {
 	// Collection name; default "memories".
 	Collection string
-	// Dir to persist in; empty means in memory. Ignored by NewSemantic,
-	// which is given a database.
-	Dir string
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
 	// MaxDistance, when set, is the cosine-distance cutoff of Search.
@@ -45,13 +42,9 @@ type SemanticOptions struct {
 // MaxDistance returns a pointer to d, for SemanticOptions.MaxDistance.
 func MaxDistance(d float32) *float32 { return &d }
 
-// OpenSemantic opens (or creates) a fact store in its own database
-// (opts.Dir, or memory when empty). Close closes the database.
-func OpenSemantic(opts *SemanticOptions) (*Semantic, error) {
-	var dir string
-	if opts != nil {
-		dir = opts.Dir
-	}
+// OpenSemantic opens (or creates) a fact store in its own database in dir;
+// an empty dir means in memory only. Close closes the database.
+func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
 	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
 	if err != nil {
 		return nil, err
@@ -65,7 +58,9 @@ func OpenSemantic(opts *SemanticOptions) (*Semantic, error) {
 	return s, nil
 }
 
-// NewSemantic returns a fact store in db; the caller keeps ownership of db.
+// NewSemantic returns a fact store in db, creating its collection if
+// needed. The caller keeps ownership of db: Close leaves it open, so one
+// database can hold every memory of an agent.
 func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 	var o SemanticOptions
 	if opts != nil {
@@ -88,7 +83,8 @@ func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 	return &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance}, nil
 }
 
-// Close closes the database if OpenSemantic opened it.
+// Close closes the database if OpenSemantic opened it; otherwise it does
+// nothing.
 func (s *Semantic) Close() error {
 	if s.ownDB {
 		return s.db.Close()

@@ -11,13 +11,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 var ctx = context.Background()
 
 func TestSemantic(t *testing.T) {
-	s, err := OpenSemantic(nil)
+	s, err := OpenSemantic("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,13 +61,13 @@ func TestSemantic(t *testing.T) {
 
 func TestSemanticPersistence(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts", MaxDistance: MaxDistance(1.5)})
+	s, err := OpenSemantic(dir, &SemanticOptions{Collection: "facts", MaxDistance: MaxDistance(1.5)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Store(ctx, "the office wifi password is on the fridge")
 	s.Close()
-	s, err = OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts"})
+	s, err = OpenSemantic(dir, &SemanticOptions{Collection: "facts"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +77,37 @@ func TestSemanticPersistence(t *testing.T) {
 		t.Fatalf("after reopen: %q", got)
 	}
 	other, _ := embed.NewHashing(64)
-	if _, err := OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts", Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
+	if _, err := OpenSemantic(dir, &SemanticOptions{Collection: "facts", Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder: %v", err)
+	}
+}
+
+// TestNewSemanticSharesDB builds a store on a database the caller owns:
+// Close leaves the database open, and another store on it sees the facts.
+func TestNewSemanticSharesDB(t *testing.T) {
+	db, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := NewSemantic(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Store(ctx, "Paul works at Google")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = NewSemantic(db, nil)
+	if err != nil {
+		t.Fatalf("NewSemantic after Close: %v (the database was closed?)", err)
+	}
+	defer s.Close()
+	if got, err := s.ListAll(ctx); err != nil || len(got) != 1 {
+		t.Fatalf("on the shared database: %q, %v", got, err)
+	}
+	if _, err := NewSemantic(nil, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("NewSemantic(nil) = %v, want ErrInvalid", err)
 	}
 }
 
@@ -228,7 +258,7 @@ func TestDirectoryIsTheSourceOfTruth(t *testing.T) {
 }
 
 func TestConcurrentStores(t *testing.T) {
-	s, _ := OpenSemantic(nil)
+	s, _ := OpenSemantic("", nil)
 	defer s.Close()
 	// Documents in a directory read without a lock, in memory under one;
 	// both run the same operations under the race detector.

@@ -13,7 +13,7 @@ var (
 	// ErrUnknownToolCall reports a tool result whose call ID matches no
 	// earlier assistant tool call.
 	ErrUnknownToolCall = errors.New("window: tool result for an unknown tool call")
-	// ErrSessionOpen reports an Open of a session that is already open on
+	// ErrSessionOpen reports a NewStored of a session that is already open on
 	// the same database in this process (until that window is closed).
 	ErrSessionOpen = errors.New("window: session already open")
 	// ErrClosed reports a call on a window after its Close.

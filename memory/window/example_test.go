@@ -27,13 +27,13 @@ func Example() {
 	// assistant: Madrid.
 }
 
-func ExampleOpen() {
+func ExampleNewStored() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "window-example-")
 	defer os.RemoveAll(dir)
 
 	db, _ := engine.Open(dir, nil)
-	w, _ := window.Open(db, "assistant", 200, nil)
+	w, _ := window.NewStored(db, "assistant", 200, nil)
 	w.RecordProtected(ctx, window.Message{Role: window.System, Content: "You are terse."})
 	w.Record(ctx, window.Message{Role: window.User, Content: "Remember: the launch is on May 3."})
 	w.Close()
@@ -41,7 +41,7 @@ func ExampleOpen() {
 
 	db, _ = engine.Open(dir, nil)
 	defer db.Close()
-	w, _ = window.Open(db, "assistant", 200, nil)
+	w, _ = window.NewStored(db, "assistant", 200, nil)
 	msgs, _ := w.Context(ctx)
 	for _, m := range msgs {
 		fmt.Printf("%s: %s\n", m.Role, m.Content)

@@ -17,19 +17,20 @@ import (
 
 // Persistence and recall.
 //
-// A window opened with Open keeps every message in an engine collection
-// ("<name>.messages", one record per message, IDs in recording order), so
-// an agent that restarts resumes its conversation, protected instructions
-// included. With Options.Recall, each round is also embedded into
-// "<name>.rounds"; Context then spends Options.RecallShare of the budget on
+// A stored window (NewStored on a database the caller owns, OpenStored on
+// one it opens and owns) keeps every message in an engine collection
+// ("<session>.messages", one record per message, IDs in recording order),
+// so an agent that restarts resumes its conversation, protected
+// instructions included. With Options.Recall, each round is also embedded into
+// "<session>.rounds"; Context then spends Options.RecallShare of the budget on
 // the evicted rounds most relevant to the newest user message, as one
 // system message (starting with RecallHeader) placed before the kept
 // rounds. New with Recall keeps the rounds in an in-memory database.
 //
 // A session is open in one window at a time: each window numbers its
 // messages from its own counter, so two windows on one session would
-// overwrite each other's messages. Open registers the session (keyed by
-// the database and the name) until the window's Close, and fails with
+// overwrite each other's messages. NewStored registers the session (keyed
+// by the database and the name) until the window's Close, and fails with
 // ErrSessionOpen meanwhile. The registry is per process; another process
 // cannot open the database at all while this one has it open.
 
@@ -40,16 +41,16 @@ const RecallHeader = "Recalled from earlier in this conversation:"
 type store struct {
 	db       *engine.DB
 	ownDB    bool
-	session  *session           // nil unless opened by Open
+	session  *sessionKey        // nil unless stored (NewStored)
 	messages *engine.Collection // nil for a New window with recall only
 	rounds   *engine.Collection // nil without recall
 	space    *textvec.Space     // nil without recall
 }
 
-// session names a persistent session: a database and a name. The
+// sessionKey names a persistent session: a database and a name. The
 // database is held weakly, so a session left open (its window never
 // closed) does not keep a database the program has dropped in memory.
-type session struct {
+type sessionKey struct {
 	db   weak.Pointer[engine.DB]
 	name string
 }
@@ -57,18 +58,18 @@ type session struct {
 // sessions holds the sessions open in this process.
 var sessions struct {
 	sync.Mutex
-	open map[session]bool
+	open map[sessionKey]bool
 }
 
 // acquire registers s as open, or fails with ErrSessionOpen.
-func acquire(s session) error {
+func acquire(s sessionKey) error {
 	sessions.Lock()
 	defer sessions.Unlock()
 	if sessions.open[s] {
 		return fmt.Errorf("%w: %q on this database (close its window first)", ErrSessionOpen, s.name)
 	}
 	if sessions.open == nil {
-		sessions.open = map[session]bool{}
+		sessions.open = map[sessionKey]bool{}
 	}
 	for k := range sessions.open {
 		if k.db.Value() == nil { // the database was garbage collected
@@ -80,17 +81,19 @@ func acquire(s session) error {
 }
 
 // release unregisters s.
-func release(s session) {
+func release(s sessionKey) {
 	sessions.Lock()
 	defer sessions.Unlock()
 	delete(sessions.open, s)
 }
 
-// Open returns a window whose messages persist in db under name, loading
-// any recorded before. A session is open in one window at a time: while
-// one window has it, Open of the same name on the same db fails with
-// ErrSessionOpen. Close releases the session (db stays the caller's).
-func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error) {
+// NewStored returns a window whose messages persist in db under session,
+// loading any recorded before. The caller keeps ownership of db: Close
+// releases the session and leaves db open, so one database can hold every
+// memory of an agent. A session is open in one window at a time: while
+// one window has it, NewStored of the same session on the same db fails
+// with ErrSessionOpen.
+func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Window, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
@@ -105,11 +108,11 @@ func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error
 		w.st.db.Close()
 		w.st.db, w.st.ownDB = db, false
 	}
-	s := session{weak.Make(db), name}
+	s := sessionKey{weak.Make(db), session}
 	if err := acquire(s); err != nil {
 		return nil, err
 	}
-	if err := w.open(name); err != nil {
+	if err := w.open(session); err != nil {
 		release(s)
 		return nil, err
 	}
@@ -117,7 +120,25 @@ func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error
 	return w, nil
 }
 
-// open creates or loads the session's collections. The caller is Open.
+// OpenStored opens (or creates) a database in dir (an empty dir means in
+// memory only) and returns NewStored's window on it. Close closes the
+// database.
+func OpenStored(dir, session string, budget int, opts *Options) (*Window, error) {
+	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	if err != nil {
+		return nil, err
+	}
+	w, err := NewStored(db, session, budget, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	w.st.ownDB = true
+	return w, nil
+}
+
+// open creates or loads the session's collections. The caller is
+// NewStored.
 func (w *Window) open(name string) error {
 	var err error
 	db := w.st.db
@@ -154,10 +175,10 @@ func newRecallStore(space *textvec.Space) (*store, error) {
 	return s, nil
 }
 
-// Close releases the window: the session of a window made by Open, which
-// another Open may then take (the database stays open; it belongs to the
-// caller), and the in-memory database of a window made by New with
-// recall. After Close, Record, RecordProtected and Context fail with
+// Close releases the window: the session of a stored window, which
+// another NewStored may then take; the database of a window made by
+// OpenStored, or by New with recall (a NewStored window leaves its
+// database open: it belongs to the caller). After Close, Record, RecordProtected and Context fail with
 // ErrClosed; a second Close does nothing.
 func (w *Window) Close() error {
 	w.mu.Lock()
@@ -190,7 +211,7 @@ func (w *Window) persist(ctx context.Context, seq int, e entry) error {
 	return err
 }
 
-// load reads the recorded messages back. The caller is Open.
+// load reads the recorded messages back. The caller is NewStored.
 func (w *Window) load() error {
 	after := ""
 	for {

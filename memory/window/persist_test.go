@@ -16,7 +16,7 @@ func TestPersistentWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Open(db, "agent", 100, nil)
+	w, err := NewStored(db, "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestPersistentWindow(t *testing.T) {
 
 	db, _ = engine.Open(dir, nil)
 	defer db.Close()
-	w, err = Open(db, "agent", 100, nil)
+	w, err = NewStored(db, "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func (w *Window) msgsCopy() []Message {
 
 // TestSessionOpenTwice opens one session twice on one database and
 // records through both, interleaved: with two message counters the
-// windows would overwrite each other's messages. The second Open must
+// windows would overwrite each other's messages. The second NewStored must
 // fail until the first window is closed, and nothing recorded is lost.
 func TestSessionOpenTwice(t *testing.T) {
 	dir := t.TempDir()
@@ -111,13 +111,13 @@ func TestSessionOpenTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := Open(db, "agent", 1000, nil)
+	first, err := NewStored(db, "agent", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := Open(db, "agent", 1000, nil)
+	second, err := NewStored(db, "agent", 1000, nil)
 	if !errors.Is(err, ErrSessionOpen) {
-		t.Errorf("second Open of an open session = %v, want ErrSessionOpen", err)
+		t.Errorf("second NewStored of an open session = %v, want ErrSessionOpen", err)
 	}
 	var want []string
 	for i := range 3 {
@@ -144,9 +144,9 @@ func TestSessionOpenTwice(t *testing.T) {
 
 	// After Close the session opens again on the same database, and after
 	// a restart it has every message.
-	again, err := Open(db, "agent", 1000, nil)
+	again, err := NewStored(db, "agent", 1000, nil)
 	if err != nil {
-		t.Fatalf("Open after Close: %v", err)
+		t.Fatalf("NewStored after Close: %v", err)
 	}
 	again.Close()
 	db.Close()
@@ -155,7 +155,7 @@ func TestSessionOpenTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	w, err := Open(db, "agent", 1000, nil)
+	w, err := NewStored(db, "agent", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestOpenSessions(t *testing.T) {
 		return db
 	}
 	db, other := open(t), open(t)
-	held, err := Open(db, "agent", 100, nil)
+	held, err := NewStored(db, "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,9 +200,9 @@ func TestOpenSessions(t *testing.T) {
 			if strings.HasSuffix(tt.name, "recall") {
 				opts = &Options{Recall: true}
 			}
-			w, err := Open(tt.db, tt.sess, 100, opts)
+			w, err := NewStored(tt.db, tt.sess, 100, opts)
 			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
-				t.Fatalf("Open = %v, want %v", err, tt.want)
+				t.Fatalf("NewStored = %v, want %v", err, tt.want)
 			}
 			if w != nil {
 				w.Close()
@@ -220,19 +220,42 @@ func TestRecallEmbedderMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	w, err := Open(db, "agent", 100, &Options{Recall: true})
+	w, err := NewStored(db, "agent", 100, &Options{Recall: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Record(ctx, Message{Role: User, Content: "my dog is called Rex"})
 	w.Close()
 	other, _ := embed.NewHashing(64)
-	if _, err := Open(db, "agent", 100, &Options{Recall: true, Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
+	if _, err := NewStored(db, "agent", 100, &Options{Recall: true, Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder = %v, want embed.ErrMismatch", err)
 	}
-	w, err = Open(db, "agent", 100, &Options{Recall: true})
+	w, err = NewStored(db, "agent", 100, &Options{Recall: true})
 	if err != nil {
 		t.Fatalf("after the refused open: %v", err)
 	}
 	w.Close()
+}
+
+// TestOpenStored opens a session in a database the window owns: Close
+// closes it (so it opens again), and the messages persist.
+func TestOpenStored(t *testing.T) {
+	dir := t.TempDir()
+	w, err := OpenStored(dir, "agent", 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordProtected(ctx, Message{Role: System, Content: "You are terse."})
+	w.Record(ctx, Message{Role: User, Content: "the launch is on May 3"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err = OpenStored(dir, "agent", 100, nil)
+	if err != nil {
+		t.Fatalf("reopen: %v (the database was left open?)", err)
+	}
+	defer w.Close()
+	if got, _ := w.Context(ctx); contents(got) != "You are terse. the launch is on May 3" {
+		t.Fatalf("after reopen: %q", contents(got))
+	}
 }
