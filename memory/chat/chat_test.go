@@ -93,7 +93,7 @@ func TestVectorMemory(t *testing.T) {
 	if want := "\nRelevant memory content:\n1. Meetings are never scheduled on Fridays"; msgs[1].Content != want {
 		t.Fatalf("got %q, want %q", msgs[1].Content, want)
 	}
-	strict, _ := OpenVector("", &VectorOptions{ScoreThreshold: Score(0.99)})
+	strict, _ := OpenVector("", &VectorOptions{Threshold: new(float32(0.99))})
 	defer strict.Close()
 	strict.Add(ctx, Content{Content: "alpha beta", MimeType: TextPlain})
 	if r, _ := strict.Query(ctx, "gamma delta"); len(r.Results) != 0 {
@@ -148,7 +148,7 @@ func TestVectorMemoryNonFiniteNumbers(t *testing.T) {
 		{"-Inf", float32(math.Inf(-1))},
 	} {
 		t.Run("threshold "+tt.name, func(t *testing.T) {
-			v, err := OpenVector("", &VectorOptions{ScoreThreshold: Score(tt.threshold)})
+			v, err := OpenVector("", &VectorOptions{Threshold: new(float32(tt.threshold))})
 			if err == nil {
 				v.Close()
 			}

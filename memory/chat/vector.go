@@ -17,8 +17,8 @@ import (
 
 // VectorMemory stores contents in an engine collection and adds the K most
 // relevant to a model context. Scores are 1 - d/2 for cosine distance d, in
-// [0, 1], as the Chroma-backed original; a ScoreThreshold keeps scores at
-// or above it. JSON contents are embedded as their canonical JSON text (the
+// [0, 1], as the Chroma-backed original; a Threshold keeps scores at or
+// above it. JSON contents are embedded as their canonical JSON text (the
 // original lower-cases it; we do not) and come back as objects; binary and
 // image contents cannot be embedded and are refused. A VectorMemory is safe
 // for concurrent use by multiple goroutines; Clear waits for calls in
@@ -41,9 +41,9 @@ type VectorOptions struct {
 	Collection string
 	// K is how many contents a query returns; default 3.
 	K int
-	// ScoreThreshold, when set, drops results scoring below it. NaN and
-	// infinities are ErrInvalid.
-	ScoreThreshold *float32
+	// Threshold, when set (as new(float32(x))), drops results scoring
+	// below it. NaN and infinities are ErrInvalid.
+	Threshold *float32
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
 }
@@ -52,9 +52,6 @@ type VectorOptions struct {
 // arrays in a VectorMemory: one level less than the database allows in a
 // record's metadata.
 const MaxMetadataDepth = engine.MaxMetadataDepth - 1
-
-// Score returns a pointer to s, for VectorOptions.ScoreThreshold.
-func Score(s float32) *float32 { return &s }
 
 // OpenVector opens (or creates) a vector memory in its own database in
 // dir; an empty dir means in memory only. Close closes the database.
@@ -89,16 +86,14 @@ func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
 	if o.K < 0 {
 		return nil, fmt.Errorf("%w: K %d", ErrInvalid, o.K)
 	}
-	if o.ScoreThreshold != nil {
-		if t := float64(*o.ScoreThreshold); math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("%w: ScoreThreshold %v, want a finite number", ErrInvalid, t)
-		}
+	if err := textvec.CheckCutoff(ErrInvalid, "Threshold", o.Threshold, math.Inf(-1), math.Inf(1)); err != nil {
+		return nil, err
 	}
 	space, err := textvec.New(o.Embedder, ErrNotEmbeddable, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.ScoreThreshold}
+	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold}
 	if v.c, err = v.collection(context.Background()); err != nil {
 		return nil, err
 	}

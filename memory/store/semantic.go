@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/google/uuid"
@@ -35,12 +34,10 @@ type SemanticOptions struct {
 	Collection string
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
-	// MaxDistance, when set, is the cosine-distance cutoff of Search.
+	// MaxDistance, when set (as new(float32(d))), is the cosine-distance
+	// cutoff of Search, in [0, 2]: facts farther than it are dropped.
 	MaxDistance *float32
 }
-
-// MaxDistance returns a pointer to d, for SemanticOptions.MaxDistance.
-func MaxDistance(d float32) *float32 { return &d }
 
 // OpenSemantic opens (or creates) a fact store in its own database in dir;
 // an empty dir means in memory only. Close closes the database.
@@ -69,8 +66,8 @@ func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 	if o.Collection == "" {
 		o.Collection = "memories"
 	}
-	if o.MaxDistance != nil && (*o.MaxDistance < 0 || *o.MaxDistance > 2 || *o.MaxDistance != *o.MaxDistance) {
-		return nil, fmt.Errorf("%w: MaxDistance %v, want 0..2", ErrInvalid, *o.MaxDistance)
+	if err := textvec.CheckCutoff(ErrInvalid, "MaxDistance", o.MaxDistance, 0, 2); err != nil {
+		return nil, err
 	}
 	space, err := textvec.New(o.Embedder, ErrEmpty, ErrInvalid)
 	if err != nil {
@@ -117,8 +114,8 @@ func (s *Semantic) Search(ctx context.Context, query string, n int) ([]string, e
 
 // SearchWithin is Search with a cosine-distance cutoff for this call.
 func (s *Semantic) SearchWithin(ctx context.Context, query string, n int, maxDistance float32) ([]string, error) {
-	if maxDistance < 0 || maxDistance > 2 || maxDistance != maxDistance {
-		return nil, fmt.Errorf("%w: max distance %v, want 0..2", ErrInvalid, maxDistance)
+	if err := textvec.CheckCutoff(ErrInvalid, "max distance", &maxDistance, 0, 2); err != nil {
+		return nil, err
 	}
 	return s.search(ctx, query, n, &maxDistance)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -57,11 +58,16 @@ func TestSemantic(t *testing.T) {
 	if _, err := s.SearchWithin(ctx, "x", 1, 3); !errors.Is(err, ErrInvalid) {
 		t.Errorf("distance 3: %v", err)
 	}
+	for _, d := range []float32{-0.5, 2.5, float32(math.NaN())} {
+		if _, err := OpenSemantic("", &SemanticOptions{MaxDistance: new(d)}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("MaxDistance %v: %v", d, err)
+		}
+	}
 }
 
 func TestSemanticPersistence(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenSemantic(dir, &SemanticOptions{Collection: "facts", MaxDistance: MaxDistance(1.5)})
+	s, err := OpenSemantic(dir, &SemanticOptions{Collection: "facts", MaxDistance: new(float32(1.5))})
 	if err != nil {
 		t.Fatal(err)
 	}

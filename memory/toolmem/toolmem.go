@@ -23,8 +23,9 @@
 //
 // Go has no default arguments; Retrieve and SearchText take a *Search
 // where nil means the original's defaults: TopK 3 and threshold 0.6. A
-// zero TopK also means 3, and a nil Threshold 0.6; use Threshold(0) to
-// keep everything.
+// zero TopK also means 3, and a nil Threshold 0.6; set one with
+// new(float32(x)) (new(float32(0)) keeps everything). Every memory
+// adapter takes its optional cutoff this way.
 package toolmem
 
 import (
@@ -63,7 +64,7 @@ type TextEntry struct {
 // Search tunes Retrieve and SearchText; nil means the defaults.
 type Search struct {
 	TopK      int      // at most this many entries; 0 means DefaultTopK
-	Threshold *float32 // minimum similarity; nil means DefaultThreshold; NaN and infinities are ErrInvalid
+	Threshold *float32 // minimum similarity, as new(float32(x)); nil means DefaultThreshold; NaN and infinities are ErrInvalid
 }
 
 // Defaults of Search, the original's.
@@ -71,9 +72,6 @@ const (
 	DefaultTopK      = 3
 	DefaultThreshold = 0.6
 )
-
-// Threshold returns a pointer to t, for Search.Threshold.
-func Threshold(t float32) *float32 { return &t }
 
 // MaxArgsDepth is how deeply Entry.ToolArgs may nest objects and arrays:
 // one level less than the database allows in a record's metadata.
@@ -248,12 +246,12 @@ func (m *Memory) search(ctx context.Context, c *engine.Collection, query string,
 	if o.TopK == 0 {
 		o.TopK = DefaultTopK
 	}
+	if err := textvec.CheckCutoff(ErrInvalid, "threshold", o.Threshold, math.Inf(-1), math.Inf(1)); err != nil {
+		return nil, err
+	}
 	threshold := float32(DefaultThreshold)
 	if o.Threshold != nil {
 		threshold = *o.Threshold
-		if t := float64(threshold); math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("%w: threshold %v, want a finite number", ErrInvalid, threshold)
-		}
 	}
 	v, err := m.space.Vector(ctx, "query", query)
 	if err != nil {
