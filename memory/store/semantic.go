@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/google/uuid"
@@ -89,27 +91,48 @@ func (s *Semantic) Close() error {
 	return nil
 }
 
+// Hit is one fact SearchHits found.
+type Hit struct {
+	ID       string         // the fact's ID; equal texts stored twice have two
+	Text     string         // the fact
+	Distance float32        // cosine distance to the query, in [0, 2]
+	Metadata map[string]any // as given to Add (nil for Store); the caller owns it
+}
+
 // Store saves a fact. Storing the same fact twice keeps two copies, as the
 // original does (Delete removes both).
 func (s *Semantic) Store(ctx context.Context, content string) error {
+	_, err := s.Add(ctx, content, nil)
+	return err
+}
+
+// Add saves a fact with metadata (JSON-compatible values, as
+// engine.Record.Metadata; nil for none) and returns its new ID. meta is
+// copied.
+func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any) (string, error) {
 	v, err := s.space.Vector(ctx, "fact", content)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// Version 7 UUIDs sort by creation time, so ListAll is in insertion
 	// order.
 	id, err := uuid.NewV7()
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = s.c.Upsert(ctx, engine.Record{ID: id.String(), Vector: v, Content: content})
-	return err
+	if _, err := s.c.Upsert(ctx, engine.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
+		if errors.Is(err, engine.ErrInvalidRecord) {
+			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		return "", err
+	}
+	return id.String(), nil
 }
 
 // Search returns up to n facts nearest to query in meaning, applying the
 // store's MaxDistance.
 func (s *Semantic) Search(ctx context.Context, query string, n int) ([]string, error) {
-	return s.search(ctx, query, n, s.maxD)
+	return texts(s.search(ctx, query, n, s.maxD))
 }
 
 // SearchWithin is Search with a cosine-distance cutoff for this call.
@@ -117,10 +140,27 @@ func (s *Semantic) SearchWithin(ctx context.Context, query string, n int, maxDis
 	if err := textvec.CheckCutoff(ErrInvalid, "max distance", &maxDistance, 0, 2); err != nil {
 		return nil, err
 	}
-	return s.search(ctx, query, n, &maxDistance)
+	return texts(s.search(ctx, query, n, &maxDistance))
 }
 
-func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float32) ([]string, error) {
+// SearchHits is Search returning each fact's ID, distance and metadata
+// with its text, nearest first; equal facts come back as separate hits.
+func (s *Semantic) SearchHits(ctx context.Context, query string, n int) ([]Hit, error) {
+	return s.search(ctx, query, n, s.maxD)
+}
+
+func texts(hits []Hit, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Text
+	}
+	return out, nil
+}
+
+func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float32) ([]Hit, error) {
 	if n <= 0 {
 		n = DefaultResults
 	}
@@ -132,10 +172,10 @@ func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float3
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(hits))
+	out := make([]Hit, 0, len(hits))
 	for _, h := range hits {
 		if maxD == nil || h.Distance <= *maxD {
-			out = append(out, h.Record.Content)
+			out = append(out, Hit{ID: h.Record.ID, Text: h.Record.Content, Distance: h.Distance, Metadata: h.Record.Metadata})
 		}
 	}
 	return out, nil

@@ -65,6 +65,68 @@ func TestSemantic(t *testing.T) {
 	}
 }
 
+// TestSemanticMaxDistanceBoundary checks that a fact exactly at the
+// cutoff is kept and one just nearer than the next is not.
+func TestSemanticMaxDistanceBoundary(t *testing.T) {
+	s, _ := OpenSemantic("", nil)
+	defer s.Close()
+	s.Store(ctx, "Paul works at Google")
+	s.Store(ctx, "Sarah is the sister of Emma")
+	hits, err := s.SearchHits(ctx, "Paul works", 2)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("SearchHits = %+v, %v", hits, err)
+	}
+	d := hits[0].Distance
+	at, _ := OpenSemantic("", &SemanticOptions{MaxDistance: new(d)})
+	defer at.Close()
+	at.Store(ctx, "Paul works at Google")
+	at.Store(ctx, "Sarah is the sister of Emma")
+	if got, _ := at.Search(ctx, "Paul works", 2); len(got) != 1 || got[0] != "Paul works at Google" {
+		t.Fatalf("MaxDistance %v (the nearest fact's own distance) kept %q", d, got)
+	}
+}
+
+// TestSemanticSearchHits stores the same fact twice and with metadata:
+// SearchHits tells the copies apart by ID and returns distance and
+// metadata; Search keeps returning the texts.
+func TestSemanticSearchHits(t *testing.T) {
+	s, _ := OpenSemantic("", nil)
+	defer s.Close()
+	first, err := s.Add(ctx, "Paul works at Google", map[string]any{"source": "chat", "turn": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Store(ctx, "Paul works at Google"); err != nil {
+		t.Fatal(err)
+	}
+	s.Store(ctx, "Sarah is the sister of Emma")
+	hits, err := s.SearchHits(ctx, "Paul works at Google", 3)
+	if err != nil || len(hits) != 3 {
+		t.Fatalf("SearchHits = %+v, %v", hits, err)
+	}
+	if hits[0].Text != hits[1].Text || hits[0].ID == hits[1].ID || hits[0].ID == "" {
+		t.Fatalf("duplicates not told apart: %+v", hits[:2])
+	}
+	if hits[0].Distance > 1e-5 || hits[2].Distance <= hits[0].Distance {
+		t.Fatalf("distances %v %v %v", hits[0].Distance, hits[1].Distance, hits[2].Distance)
+	}
+	var withMeta *Hit
+	for i := range hits[:2] {
+		if hits[i].ID == first {
+			withMeta = &hits[i]
+		}
+	}
+	if withMeta == nil || withMeta.Metadata["source"] != "chat" || withMeta.Metadata["turn"] != 3.0 {
+		t.Fatalf("the hit with metadata: %+v", withMeta)
+	}
+	if got, _ := s.Search(ctx, "Paul works at Google", 3); len(got) != 3 || got[0] != "Paul works at Google" {
+		t.Fatalf("Search = %q", got)
+	}
+	if _, err := s.Add(ctx, "bad metadata", map[string]any{"x": math.NaN()}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("NaN metadata: %v", err)
+	}
+}
+
 func TestSemanticPersistence(t *testing.T) {
 	dir := t.TempDir()
 	s, err := OpenSemantic(dir, &SemanticOptions{Collection: "facts", MaxDistance: new(float32(1.5))})
