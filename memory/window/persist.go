@@ -24,7 +24,8 @@ import (
 // instructions included. With Options.Recall, each round is also embedded into
 // "<session>.rounds"; Context then spends Options.RecallShare of the budget on
 // the evicted rounds most relevant to the newest user message, as one
-// system message (starting with RecallHeader) placed before the kept
+// system message (starting with RecallHeader) placed after the leading
+// system messages (the system prompt), before the rest of the kept
 // rounds. New with Recall keeps the rounds in an in-memory database.
 //
 // A session is open in one window at a time: each window numbers its
@@ -204,11 +205,45 @@ func (w *Window) persist(ctx context.Context, seq int, e entry) error {
 	if w.st == nil || w.st.messages == nil {
 		return nil
 	}
+	_, err := w.st.messages.Upsert(ctx, messageRecord(seq, e))
+	return err
+}
+
+// persistAll replaces the stored messages (old of them) with es: es are
+// written in one batch, then the surplus old ones deleted. written
+// reports whether es were, even when deleting failed. The caller holds
+// w.mu.
+func (w *Window) persistAll(ctx context.Context, es []entry, old int) (written bool, err error) {
+	if w.st == nil || w.st.messages == nil {
+		return true, nil
+	}
+	recs := make([]engine.Record, len(es))
+	for i, e := range es {
+		recs[i] = messageRecord(i, e)
+	}
+	if _, err := w.st.messages.Upsert(ctx, recs...); err != nil {
+		return false, err
+	}
+	var surplus []string
+	for i := len(es); i < old; i++ {
+		surplus = append(surplus, messageID(i))
+	}
+	if len(surplus) == 0 {
+		return true, nil
+	}
+	if _, err := w.st.messages.Delete(ctx, surplus...); err != nil {
+		return true, fmt.Errorf("window: delete the replaced messages: %w", err)
+	}
+	return true, nil
+}
+
+func messageID(seq int) string { return fmt.Sprintf("%012d", seq) }
+
+func messageRecord(seq int, e entry) engine.Record {
 	calls, _ := json.Marshal(e.m.ToolCalls)
 	meta := map[string]any{"role": string(e.m.Role), "reasoning": e.m.Reasoning, "tool_calls": string(calls),
 		"tool_call_id": e.m.ToolCallID, "protected": e.protected}
-	_, err := w.st.messages.Upsert(ctx, engine.Record{ID: fmt.Sprintf("%012d", seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta})
-	return err
+	return engine.Record{ID: messageID(seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta}
 }
 
 // load reads the recorded messages back. The caller is NewStored.
@@ -230,11 +265,11 @@ func (w *Window) load() error {
 					return fmt.Errorf("window: stored message %s: %v", r.ID, err)
 				}
 			}
-			protected, _ := r.Metadata["protected"].(bool)
+			m.Protected, _ = r.Metadata["protected"].(bool)
 			for _, c := range m.ToolCalls {
 				w.calls[c.ID] = true
 			}
-			w.msgs = append(w.msgs, entry{m, protected, w.counter(m)})
+			w.msgs = append(w.msgs, entry{m, m.Protected, w.counter(m)})
 		}
 		if next == "" {
 			return nil
@@ -258,6 +293,40 @@ func (w *Window) indexRound(ctx context.Context, rs []round, i int) error {
 	}
 	_, err = w.st.rounds.Upsert(ctx, engine.Record{ID: strconv.Itoa(i), Vector: v, Metadata: map[string]any{"round": i}})
 	return err
+}
+
+// reindex re-embeds every round after the messages were replaced, in one
+// batch, and deletes the stale ones (the window had old rounds before).
+// The caller holds w.mu.
+func (w *Window) reindex(ctx context.Context, old int) error {
+	if !w.recall {
+		return nil
+	}
+	rs := w.rounds()
+	var recs []engine.Record
+	var stale []string
+	for i, r := range rs {
+		v, err := w.st.space.Vector(ctx, "round", w.roundText(r))
+		if errors.Is(err, errNothing) {
+			stale = append(stale, strconv.Itoa(i))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		recs = append(recs, engine.Record{ID: strconv.Itoa(i), Vector: v, Metadata: map[string]any{"round": i}})
+	}
+	for i := len(rs); i < old; i++ {
+		stale = append(stale, strconv.Itoa(i))
+	}
+	if _, err := w.st.rounds.Upsert(ctx, recs...); err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		_, err := w.st.rounds.Delete(ctx, stale...)
+		return err
+	}
+	return nil
 }
 
 // roundText renders a round as "role: content" lines.
