@@ -117,10 +117,11 @@ func demo(args []string, out, stderr io.Writer) error {
 	}
 
 	// 4. A conversation through a small window with recall.
-	conv, err := window.Open(db, "conversation", 60, &window.Options{Recall: true, RecallShare: 0.4})
+	conv, err := window.NewStored(db, "conversation", 60, &window.Options{Recall: true, RecallShare: 0.4})
 	if err != nil {
 		return err
 	}
+	defer conv.Close()
 	conv.RecordProtected(ctx, window.Message{Role: window.System, Content: "You are a helpful, terse assistant."})
 	turns := [][2]string{
 		{"My locker code is 4711.", "Noted."},
@@ -144,7 +145,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	}
 
 	// 5. Model-context memory.
-	vm, err := chat.OpenVector(&chat.VectorOptions{Dir: filepath.Join(dir, "chat"), K: 1})
+	vm, err := chat.NewVector(db, &chat.VectorOptions{K: 1})
 	if err != nil {
 		return err
 	}

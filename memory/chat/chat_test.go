@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 var ctx = context.Background()
@@ -44,7 +47,7 @@ func TestListMemoryUpdateContext(t *testing.T) {
 
 func TestVectorMemory(t *testing.T) {
 	dir := t.TempDir()
-	v, err := OpenVector(&VectorOptions{Dir: dir})
+	v, err := OpenVector(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +66,7 @@ func TestVectorMemory(t *testing.T) {
 	}
 	v.Close()
 
-	v, err = OpenVector(&VectorOptions{Dir: dir, K: 1})
+	v, err = OpenVector(dir, &VectorOptions{K: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +93,7 @@ func TestVectorMemory(t *testing.T) {
 	if want := "\nRelevant memory content:\n1. Meetings are never scheduled on Fridays"; msgs[1].Content != want {
 		t.Fatalf("got %q, want %q", msgs[1].Content, want)
 	}
-	strict, _ := OpenVector(&VectorOptions{ScoreThreshold: Score(0.99)})
+	strict, _ := OpenVector("", &VectorOptions{Threshold: new(float32(0.99))})
 	defer strict.Close()
 	strict.Add(ctx, Content{Content: "alpha beta", MimeType: TextPlain})
 	if r, _ := strict.Query(ctx, "gamma delta"); len(r.Results) != 0 {
@@ -105,7 +108,7 @@ func TestVectorMemory(t *testing.T) {
 }
 
 func TestConcurrentMemories(t *testing.T) {
-	v, _ := OpenVector(nil)
+	v, _ := OpenVector("", nil)
 	defer v.Close()
 	l := NewListMemory("l")
 	var wg sync.WaitGroup
@@ -145,7 +148,7 @@ func TestVectorMemoryNonFiniteNumbers(t *testing.T) {
 		{"-Inf", float32(math.Inf(-1))},
 	} {
 		t.Run("threshold "+tt.name, func(t *testing.T) {
-			v, err := OpenVector(&VectorOptions{ScoreThreshold: Score(tt.threshold)})
+			v, err := OpenVector("", &VectorOptions{Threshold: new(float32(tt.threshold))})
 			if err == nil {
 				v.Close()
 			}
@@ -154,7 +157,7 @@ func TestVectorMemoryNonFiniteNumbers(t *testing.T) {
 			}
 		})
 	}
-	v, err := OpenVector(nil)
+	v, err := OpenVector("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +186,7 @@ func TestVectorMemoryNonFiniteNumbers(t *testing.T) {
 // the memory must stay usable and reopen.
 func TestVectorMemoryDeeplyNestedMetadata(t *testing.T) {
 	dir := t.TempDir()
-	v, err := OpenVector(&VectorOptions{Dir: dir})
+	v, err := OpenVector(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +222,7 @@ func TestVectorMemoryDeeplyNestedMetadata(t *testing.T) {
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}
-	v, err = OpenVector(&VectorOptions{Dir: dir, K: 5})
+	v, err = OpenVector(dir, &VectorOptions{K: 5})
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -227,5 +230,61 @@ func TestVectorMemoryDeeplyNestedMetadata(t *testing.T) {
 	res, err := v.Query(ctx, "how warm is the water")
 	if err != nil || len(res.Results) != 1 || res.Results[0].Content != "the lake is cold in May" {
 		t.Fatalf("after reopen: %+v, %v", res, err)
+	}
+}
+
+// TestVectorMemoryEmbedderMismatch reopens a memory with another embedder:
+// that is embed.ErrMismatch, and the stored contents stay as they were.
+func TestVectorMemoryEmbedderMismatch(t *testing.T) {
+	dir := t.TempDir()
+	v, err := OpenVector(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Add(ctx, Content{Content: "the lake is cold in May", MimeType: TextPlain})
+	v.Close()
+	other, _ := embed.NewHashing(64)
+	if _, err := OpenVector(dir, &VectorOptions{Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
+		t.Fatalf("another embedder = %v, want embed.ErrMismatch", err)
+	}
+	v, err = OpenVector(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if res, err := v.Query(ctx, "lake"); err != nil || len(res.Results) != 1 {
+		t.Fatalf("after the refused open: %+v, %v", res, err)
+	}
+}
+
+// TestNewVectorSharesDB builds a memory on a database the caller owns:
+// Close leaves the database open, and another memory on it sees the
+// contents.
+func TestNewVectorSharesDB(t *testing.T) {
+	db, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	v, err := NewVector(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Add(ctx, Content{Content: "the lake is cold in May", MimeType: TextPlain}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v, err = NewVector(db, nil)
+	if err != nil {
+		t.Fatalf("NewVector after Close: %v (the database was closed?)", err)
+	}
+	defer v.Close()
+	if res, err := v.Query(ctx, "lake"); err != nil || len(res.Results) != 1 {
+		t.Fatalf("on the shared database: %+v, %v", res, err)
+	}
+	if _, err := NewVector(nil, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("NewVector(nil) = %v, want ErrInvalid", err)
 	}
 }

@@ -2,7 +2,9 @@ package chat
 
 import "errors"
 
-// Errors, matched with errors.Is.
+// Errors, matched with errors.Is. A VectorMemory opened with another
+// embedder than the one its vectors were made with fails with an error
+// wrapping embed.ErrMismatch.
 var (
 	// ErrNotEmbeddable reports content a VectorMemory cannot search
 	// (binary, images, empty text).

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/chat"
+	"github.com/mnemodb/mnemo/memory/window"
 )
 
 func ExampleListMemory() {
@@ -20,7 +22,7 @@ func ExampleListMemory() {
 
 func ExampleVectorMemory() {
 	ctx := context.Background()
-	memory, _ := chat.OpenVector(&chat.VectorOptions{K: 1}) // in memory, offline embedder
+	memory, _ := chat.OpenVector("", &chat.VectorOptions{K: 1}) // in memory, offline embedder
 	defer memory.Close()
 	memory.Add(ctx, chat.Content{Content: "The capital of France is Paris", MimeType: chat.TextPlain})
 	memory.Add(ctx, chat.Content{Content: "The user's dog is called Rex", MimeType: chat.TextPlain})
@@ -30,4 +32,31 @@ func ExampleVectorMemory() {
 	msgs, _ := mc.Messages(ctx)
 	fmt.Printf("%q\n", msgs[1].Content)
 	// Output: "\nRelevant memory content:\n1. The user's dog is called Rex"
+}
+
+// ExampleNewVector keeps the chat memory in a database the agent owns,
+// beside its conversation window, and keeps only scores of 0.6 or more.
+func ExampleNewVector() {
+	ctx := context.Background()
+	db, err := engine.Open("", &engine.Options{InMemory: true}) // engine.Open(dir, nil) on disk
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	memory, _ := chat.NewVector(db, &chat.VectorOptions{Threshold: new(float32(0.6))})
+	defer memory.Close() // leaves db open
+	conv, _ := window.NewStored(db, "session-1", 1000, nil)
+	defer conv.Close()
+
+	memory.Add(ctx, chat.Content{Content: "The user's dog is called Rex", MimeType: chat.TextPlain})
+	memory.Add(ctx, chat.Content{Content: "The capital of France is Paris", MimeType: chat.TextPlain})
+	conv.Record(ctx, window.Message{Role: window.User, Content: "What is my dog called?"})
+	res, _ := memory.Query(ctx, "What is my dog called?")
+	for _, r := range res.Results {
+		fmt.Printf("%.2f %s\n", r.Metadata["score"], r.Content)
+	}
+	fmt.Println(db.Collections())
+	// Output:
+	// 0.82 The user's dog is called Rex
+	// [chat_memory session-1.messages]
 }

@@ -12,21 +12,22 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // VectorMemory stores contents in an engine collection and adds the K most
 // relevant to a model context. Scores are 1 - d/2 for cosine distance d, in
-// [0, 1], as the Chroma-backed original; a ScoreThreshold keeps scores at
-// or above it. JSON contents are embedded as their canonical JSON text (the
+// [0, 1], as the Chroma-backed original; a Threshold keeps scores at or
+// above it. JSON contents are embedded as their canonical JSON text (the
 // original lower-cases it; we do not) and come back as objects; binary and
 // image contents cannot be embedded and are refused. A VectorMemory is safe
 // for concurrent use by multiple goroutines; Clear waits for calls in
 // flight.
 type VectorMemory struct {
 	db        *engine.DB
+	ownDB     bool
 	name      string
-	cfg       engine.CollectionConfig
-	emb       embed.Embedder
+	space     *textvec.Space
 	k         int
 	threshold *float32
 
@@ -38,13 +39,11 @@ type VectorMemory struct {
 type VectorOptions struct {
 	// Collection name; default "chat_memory".
 	Collection string
-	// Dir persists the memory; empty means in memory.
-	Dir string
 	// K is how many contents a query returns; default 3.
 	K int
-	// ScoreThreshold, when set, drops results scoring below it. NaN and
-	// infinities are ErrInvalid.
-	ScoreThreshold *float32
+	// Threshold, when set (as new(float32(x))), drops results scoring
+	// below it. NaN and infinities are ErrInvalid.
+	Threshold *float32
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
 }
@@ -54,11 +53,26 @@ type VectorOptions struct {
 // record's metadata.
 const MaxMetadataDepth = engine.MaxMetadataDepth - 1
 
-// Score returns a pointer to s, for VectorOptions.ScoreThreshold.
-func Score(s float32) *float32 { return &s }
+// OpenVector opens (or creates) a vector memory in its own database in
+// dir; an empty dir means in memory only. Close closes the database.
+func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
+	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	if err != nil {
+		return nil, err
+	}
+	v, err := NewVector(db, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	v.ownDB = true
+	return v, nil
+}
 
-// OpenVector opens (or creates) a vector memory.
-func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
+// NewVector returns a vector memory in db, creating its collection if
+// needed. The caller keeps ownership of db: Close leaves it open, so one
+// database can hold every memory of an agent.
+func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
 	var o VectorOptions
 	if opts != nil {
 		o = *opts
@@ -72,51 +86,22 @@ func OpenVector(opts *VectorOptions) (*VectorMemory, error) {
 	if o.K < 0 {
 		return nil, fmt.Errorf("%w: K %d", ErrInvalid, o.K)
 	}
-	if o.ScoreThreshold != nil {
-		if t := float64(*o.ScoreThreshold); math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("%w: ScoreThreshold %v, want a finite number", ErrInvalid, t)
-		}
+	if err := textvec.CheckCutoff(ErrInvalid, "Threshold", o.Threshold, math.Inf(-1), math.Inf(1)); err != nil {
+		return nil, err
 	}
-	if o.Embedder == nil {
-		h, err := embed.NewHashing(0)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = h
-	}
-	db, err := engine.Open(o.Dir, &engine.Options{InMemory: o.Dir == ""})
+	space, err := textvec.New(o.Embedder, ErrNotEmbeddable, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	v := &VectorMemory{db: db, name: o.Collection, emb: o.Embedder, k: o.K, threshold: o.ScoreThreshold,
-		cfg: engine.CollectionConfig{Dimension: o.Embedder.Dimension(), Embedder: o.Embedder.Identity()}}
+	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold}
 	if v.c, err = v.collection(context.Background()); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return v, nil
 }
 
 func (v *VectorMemory) collection(ctx context.Context) (*engine.Collection, error) {
-	c, err := v.db.CreateCollection(ctx, v.name, v.cfg)
-	if errors.Is(err, engine.ErrCollectionExists) {
-		return nil, fmt.Errorf("%w: collection %q was made by another embedder or config (%v)", ErrInvalid, v.name, err)
-	}
-	return c, err
-}
-
-func (v *VectorMemory) vector(ctx context.Context, t string) ([]float32, error) {
-	if strings.TrimSpace(t) == "" {
-		return nil, fmt.Errorf("%w: empty text", ErrNotEmbeddable)
-	}
-	vs, err := v.emb.Embed(ctx, []string{t})
-	if err != nil {
-		return nil, err
-	}
-	if embed.IsZero(vs[0]) {
-		return nil, fmt.Errorf("%w: no letters or digits", ErrNotEmbeddable)
-	}
-	return vs[0], nil
+	return v.space.Collection(ctx, v.db, v.name)
 }
 
 // Add embeds and stores c. Binary and image contents are refused with
@@ -133,7 +118,7 @@ func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	if err != nil {
 		return err
 	}
-	vec, err := v.vector(ctx, t)
+	vec, err := v.space.Vector(ctx, "text", t)
 	if err != nil {
 		return err
 	}
@@ -167,7 +152,7 @@ func (v *VectorMemory) Query(ctx context.Context, query any) (QueryResult, error
 	default:
 		return QueryResult{}, fmt.Errorf("%w: query of type %T (want string or Content)", ErrInvalid, query)
 	}
-	vec, err := v.vector(ctx, t)
+	vec, err := v.space.Vector(ctx, "text", t)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -244,8 +229,14 @@ func (v *VectorMemory) Clear(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the memory's database.
-func (v *VectorMemory) Close() error { return v.db.Close() }
+// Close closes the database if OpenVector opened it; otherwise it does
+// nothing.
+func (v *VectorMemory) Close() error {
+	if v.ownDB {
+		return v.db.Close()
+	}
+	return nil
+}
 
 var (
 	_ Memory = (*ListMemory)(nil)

@@ -15,4 +15,8 @@ var (
 	// ErrUnavailable reports a server that kept failing (429 or 5xx)
 	// until the retries ran out.
 	ErrUnavailable = errors.New("embed: server unavailable")
+	// ErrMismatch reports stored vectors made by another embedder than
+	// the one a memory was opened with: every memory adapter returns it
+	// (wrapped) rather than compare vectors from two different spaces.
+	ErrMismatch = errors.New("embed: embedder does not match the stored vectors")
 )

@@ -177,7 +177,7 @@ func (m *bm25) rank(query string, k int) []int {
 func BenchmarkCranfield(b *testing.B) {
 	c := loadCranfield(b)
 	for b.Loop() {
-		s, err := OpenSemantic(nil)
+		s, err := OpenSemantic("", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,21 +5,23 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // docIndex is the optional semantic index of a Documents store: an engine
-// collection (in an in-memory database) of document embeddings keyed by
-// path, brought in line with the documents before every semantic search,
-// so files edited or copied in by hand are searched as they are now.
+// collection (in an in-memory database) of document embeddings, brought
+// in line with the documents before every semantic search, so files
+// edited or copied in by hand are searched as they are now. A record's ID
+// is a hash of the document's path (paths may be longer than an ID) and
+// its content the path.
 type docIndex struct {
-	db  *engine.DB
-	c   *engine.Collection
-	emb embed.Embedder
+	db    *engine.DB
+	c     *engine.Collection
+	space *textvec.Space
 
 	// mu serialises sync-then-query, so concurrent searches each query
 	// the index as they synced it.
@@ -28,72 +30,95 @@ type docIndex struct {
 }
 
 func newDocIndex(e embed.Embedder) (*docIndex, error) {
-	if e == nil {
-		h, err := embed.NewHashing(0)
-		if err != nil {
-			return nil, err
-		}
-		e = h
+	space, err := textvec.New(e, ErrEmpty, ErrInvalid)
+	if err != nil {
+		return nil, err
 	}
 	db, err := engine.Open("", &engine.Options{InMemory: true})
 	if err != nil {
 		return nil, err
 	}
-	c, err := db.CreateCollection(context.Background(), "documents", engine.CollectionConfig{Dimension: e.Dimension(), Embedder: e.Identity()})
+	c, err := space.Collection(context.Background(), db, "documents")
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	return &docIndex{db: db, c: c, emb: e, hashes: map[string]string{}}, nil
+	return &docIndex{db: db, c: c, space: space, hashes: map[string]string{}}, nil
 }
 
+func hashOf(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// docID is the record ID of the document at path p.
+func docID(p string) string { return hashOf(p) }
+
 // sync re-embeds changed documents and drops removed ones. Documents with
-// nothing to embed (whitespace, punctuation) are left out. The caller
-// holds x.mu.
+// nothing to embed (whitespace, punctuation) are left out. A document's
+// hash is recorded only once the index holds what it hashes, so a write
+// that fails is retried by the next sync. The caller holds x.mu.
 func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
-	var stale []string
-	var texts []string
+	var stale, texts []string
 	for p, content := range docs {
-		sum := sha256.Sum256([]byte(content))
-		h := hex.EncodeToString(sum[:])
-		if x.hashes[p] != h {
+		if x.hashes[p] != hashOf(content) {
 			stale, texts = append(stale, p), append(texts, content)
 		}
 	}
 	if len(stale) > 0 {
-		vecs, err := x.emb.Embed(ctx, texts)
+		vecs, err := x.space.Embedder().Embed(ctx, texts)
 		if err != nil {
 			return err
 		}
 		var recs []engine.Record
+		var indexed, blank []string
 		for i, p := range stale {
-			sum := sha256.Sum256([]byte(texts[i]))
-			x.hashes[p] = hex.EncodeToString(sum[:])
 			if embed.IsZero(vecs[i]) {
-				x.c.Delete(ctx, p)
+				blank = append(blank, p)
 				continue
 			}
-			recs = append(recs, engine.Record{ID: p, Vector: vecs[i]})
+			recs = append(recs, engine.Record{ID: docID(p), Vector: vecs[i], Content: p})
+			indexed = append(indexed, p)
 		}
-		if len(recs) > 0 {
-			if _, err := x.c.Upsert(ctx, recs...); err != nil {
-				return err
-			}
+		if _, err := x.c.Upsert(ctx, recs...); err != nil {
+			return err
+		}
+		for _, p := range indexed {
+			x.hashes[p] = hashOf(docs[p])
+		}
+		if err := x.remove(ctx, blank); err != nil {
+			return err
+		}
+		for _, p := range blank {
+			x.hashes[p] = hashOf(docs[p])
 		}
 	}
 	var gone []string
 	for p := range x.hashes {
 		if _, ok := docs[p]; !ok {
 			gone = append(gone, p)
-			delete(x.hashes, p)
 		}
 	}
-	if len(gone) > 0 {
-		if _, err := x.c.Delete(ctx, gone...); err != nil {
-			return err
-		}
+	if err := x.remove(ctx, gone); err != nil {
+		return err
+	}
+	for _, p := range gone {
+		delete(x.hashes, p)
 	}
 	return nil
+}
+
+// remove deletes the documents at paths from the index.
+func (x *docIndex) remove(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	ids := make([]string, len(paths))
+	for i, p := range paths {
+		ids[i] = docID(p)
+	}
+	_, err := x.c.Delete(ctx, ids...)
+	return err
 }
 
 // SearchSemantic returns up to n documents nearest to query in meaning
@@ -104,11 +129,12 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if d.index == nil {
 		return nil, fmt.Errorf("%w: semantic search is off (open with DocumentsOptions.Semantic)", ErrInvalid)
 	}
-	if strings.TrimSpace(query) == "" {
-		return nil, fmt.Errorf("%w: query is empty", ErrEmpty)
-	}
 	if n <= 0 {
 		n = DefaultResults
+	}
+	qv, err := d.index.space.Vector(ctx, "query", query)
+	if err != nil {
+		return nil, err
 	}
 	// The documents are read without the store's lock (see Documents),
 	// and the index is synced with what was read under its own lock, so
@@ -117,31 +143,25 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if err != nil {
 		return nil, err
 	}
-	return d.index.search(ctx, docs, query, n)
+	return d.index.search(ctx, docs, qv, n)
 }
 
 // search syncs the index with docs and returns the n documents nearest to
-// query.
-func (x *docIndex) search(ctx context.Context, docs map[string]string, query string, n int) ([]Document, error) {
+// the query vector qv.
+func (x *docIndex) search(ctx context.Context, docs map[string]string, qv []float32, n int) ([]Document, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := x.sync(ctx, docs); err != nil {
 		return nil, err
 	}
-	qv, err := x.emb.Embed(ctx, []string{query})
-	if err != nil {
-		return nil, err
-	}
-	if embed.IsZero(qv[0]) {
-		return nil, fmt.Errorf("%w: query has no letters or digits", ErrEmpty)
-	}
-	hits, err := x.c.Query(ctx, engine.Query{Vector: qv[0], K: n})
+	hits, err := x.c.Query(ctx, engine.Query{Vector: qv, K: n})
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Document, 0, len(hits))
 	for _, h := range hits {
-		out = append(out, Document{Path: h.Record.ID, Content: docs[h.Record.ID]})
+		p := h.Record.Content
+		out = append(out, Document{Path: p, Content: docs[p]})
 	}
 	return out, nil
 }

@@ -2,7 +2,9 @@ package store
 
 import "errors"
 
-// Errors, matched with errors.Is.
+// Errors, matched with errors.Is. A Semantic store opened with another
+// embedder than the one its vectors were made with fails with an error
+// wrapping embed.ErrMismatch.
 var (
 	// ErrEmpty reports empty or whitespace-only content or queries.
 	ErrEmpty = errors.New("store: empty text")
@@ -23,6 +25,4 @@ var (
 	ErrNoMatch = errors.New("store: text to replace not found")
 	// ErrAmbiguous reports an Edit whose old text occurs more than once.
 	ErrAmbiguous = errors.New("store: text to replace occurs more than once")
-	// ErrEmbedderMismatch reports a store reopened with another embedder.
-	ErrEmbedderMismatch = errors.New("store: embedder does not match the stored memory")
 )

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/chat"
 	"github.com/mnemodb/mnemo/memory/store"
 )
 
 func ExampleSemantic() {
 	ctx := context.Background()
-	facts, err := store.OpenSemantic(nil) // in memory, offline embedder
+	facts, err := store.OpenSemantic("", nil) // in memory, offline embedder
 	if err != nil {
 		panic(err)
 	}
@@ -35,4 +37,31 @@ func ExampleDocuments() {
 	// Output:
 	// Use concise responses.
 	// [{Path:/preferences.md Content:Use detailed responses.}]
+}
+
+// ExampleNewSemantic keeps facts in a database the agent owns, beside its
+// chat memory, and reads each hit's ID, distance and metadata.
+func ExampleNewSemantic() {
+	ctx := context.Background()
+	db, err := engine.Open("", &engine.Options{InMemory: true}) // engine.Open(dir, nil) on disk
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	facts, _ := store.NewSemantic(db, &store.SemanticOptions{MaxDistance: new(float32(0.9))})
+	defer facts.Close() // leaves db open
+	notes, _ := chat.NewVector(db, nil)
+	defer notes.Close()
+
+	facts.Add(ctx, "Paul works at Google", map[string]any{"source": "onboarding"})
+	facts.Store(ctx, "Paul works at Google")
+	facts.Store(ctx, "Sarah is the sister of Emma")
+	notes.Add(ctx, chat.Content{Content: "Paul prefers short answers", MimeType: chat.TextPlain})
+	hits, _ := facts.SearchHits(ctx, "where does Paul work", 5)
+	for _, h := range hits {
+		fmt.Printf("%s (distance %.2f, %d-character ID) %v\n", h.Text, h.Distance, len(h.ID), h.Metadata)
+	}
+	// Unordered output:
+	// Paul works at Google (distance 0.35, 36-character ID) map[source:onboarding]
+	// Paul works at Google (distance 0.35, 36-character ID) map[]
 }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // Semantic is a store of facts searched by meaning. Facts are embedded
@@ -24,7 +23,7 @@ type Semantic struct {
 	db    *engine.DB
 	ownDB bool
 	c     *engine.Collection
-	emb   embed.Embedder
+	space *textvec.Space
 	maxD  *float32
 	// mu serialises Delete's find-then-remove, like the original's
 	// per-instance lock; the collection itself is concurrency-safe.
@@ -35,25 +34,16 @@ type Semantic struct {
 type SemanticOptions struct {
 	// Collection name; default "memories".
 	Collection string
-	// Dir to persist in; empty means in memory. Ignored by NewSemantic,
-	// which is given a database.
-	Dir string
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
-	// MaxDistance, when set, is the cosine-distance cutoff of Search.
+	// MaxDistance, when set (as new(float32(d))), is the cosine-distance
+	// cutoff of Search, in [0, 2]: facts farther than it are dropped.
 	MaxDistance *float32
 }
 
-// MaxDistance returns a pointer to d, for SemanticOptions.MaxDistance.
-func MaxDistance(d float32) *float32 { return &d }
-
-// OpenSemantic opens (or creates) a fact store in its own database
-// (opts.Dir, or memory when empty). Close closes the database.
-func OpenSemantic(opts *SemanticOptions) (*Semantic, error) {
-	var dir string
-	if opts != nil {
-		dir = opts.Dir
-	}
+// OpenSemantic opens (or creates) a fact store in its own database in dir;
+// an empty dir means in memory only. Close closes the database.
+func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
 	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
 	if err != nil {
 		return nil, err
@@ -67,7 +57,9 @@ func OpenSemantic(opts *SemanticOptions) (*Semantic, error) {
 	return s, nil
 }
 
-// NewSemantic returns a fact store in db; the caller keeps ownership of db.
+// NewSemantic returns a fact store in db, creating its collection if
+// needed. The caller keeps ownership of db: Close leaves it open, so one
+// database can hold every memory of an agent.
 func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 	var o SemanticOptions
 	if opts != nil {
@@ -76,30 +68,22 @@ func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 	if o.Collection == "" {
 		o.Collection = "memories"
 	}
-	if o.MaxDistance != nil && (*o.MaxDistance < 0 || *o.MaxDistance > 2 || *o.MaxDistance != *o.MaxDistance) {
-		return nil, fmt.Errorf("%w: MaxDistance %v, want 0..2", ErrInvalid, *o.MaxDistance)
+	if err := textvec.CheckCutoff(ErrInvalid, "MaxDistance", o.MaxDistance, 0, 2); err != nil {
+		return nil, err
 	}
-	if o.Embedder == nil {
-		h, err := embed.NewHashing(0)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = h
-	}
-	cfg := engine.CollectionConfig{Dimension: o.Embedder.Dimension(), Metric: engine.Cosine, Embedder: o.Embedder.Identity()}
-	c, err := db.CreateCollection(context.Background(), o.Collection, cfg)
-	if errors.Is(err, engine.ErrCollectionExists) {
-		if old, gerr := db.Collection(o.Collection); gerr == nil && old.Config().Embedder != cfg.Embedder {
-			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", ErrEmbedderMismatch, o.Collection, old.Config().Embedder, cfg.Embedder)
-		}
-	}
+	space, err := textvec.New(o.Embedder, ErrEmpty, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	return &Semantic{db: db, c: c, emb: o.Embedder, maxD: o.MaxDistance}, nil
+	c, err := space.Collection(context.Background(), db, o.Collection)
+	if err != nil {
+		return nil, err
+	}
+	return &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance}, nil
 }
 
-// Close closes the database if OpenSemantic opened it.
+// Close closes the database if OpenSemantic opened it; otherwise it does
+// nothing.
 func (s *Semantic) Close() error {
 	if s.ownDB {
 		return s.db.Close()
@@ -107,59 +91,80 @@ func (s *Semantic) Close() error {
 	return nil
 }
 
-func (s *Semantic) vector(ctx context.Context, what, text string) ([]float32, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%w: %s is empty", ErrEmpty, what)
-	}
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, what)
-	}
-	vs, err := s.emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, err
-	}
-	if embed.IsZero(vs[0]) {
-		return nil, fmt.Errorf("%w: %s has no letters or digits to embed", ErrEmpty, what)
-	}
-	return vs[0], nil
+// Hit is one fact SearchHits found.
+type Hit struct {
+	ID       string         // the fact's ID; equal texts stored twice have two
+	Text     string         // the fact
+	Distance float32        // cosine distance to the query, in [0, 2]
+	Metadata map[string]any // as given to Add (nil for Store); the caller owns it
 }
 
 // Store saves a fact. Storing the same fact twice keeps two copies, as the
 // original does (Delete removes both).
 func (s *Semantic) Store(ctx context.Context, content string) error {
-	v, err := s.vector(ctx, "fact", content)
+	_, err := s.Add(ctx, content, nil)
+	return err
+}
+
+// Add saves a fact with metadata (JSON-compatible values, as
+// engine.Record.Metadata; nil for none) and returns its new ID. meta is
+// copied.
+func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any) (string, error) {
+	v, err := s.space.Vector(ctx, "fact", content)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// Version 7 UUIDs sort by creation time, so ListAll is in insertion
 	// order.
 	id, err := uuid.NewV7()
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = s.c.Upsert(ctx, engine.Record{ID: id.String(), Vector: v, Content: content})
-	return err
+	if _, err := s.c.Upsert(ctx, engine.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
+		if errors.Is(err, engine.ErrInvalidRecord) {
+			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		return "", err
+	}
+	return id.String(), nil
 }
 
 // Search returns up to n facts nearest to query in meaning, applying the
 // store's MaxDistance.
 func (s *Semantic) Search(ctx context.Context, query string, n int) ([]string, error) {
-	return s.search(ctx, query, n, s.maxD)
+	return texts(s.search(ctx, query, n, s.maxD))
 }
 
 // SearchWithin is Search with a cosine-distance cutoff for this call.
 func (s *Semantic) SearchWithin(ctx context.Context, query string, n int, maxDistance float32) ([]string, error) {
-	if maxDistance < 0 || maxDistance > 2 || maxDistance != maxDistance {
-		return nil, fmt.Errorf("%w: max distance %v, want 0..2", ErrInvalid, maxDistance)
+	if err := textvec.CheckCutoff(ErrInvalid, "max distance", &maxDistance, 0, 2); err != nil {
+		return nil, err
 	}
-	return s.search(ctx, query, n, &maxDistance)
+	return texts(s.search(ctx, query, n, &maxDistance))
 }
 
-func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float32) ([]string, error) {
+// SearchHits is Search returning each fact's ID, distance and metadata
+// with its text, nearest first; equal facts come back as separate hits.
+func (s *Semantic) SearchHits(ctx context.Context, query string, n int) ([]Hit, error) {
+	return s.search(ctx, query, n, s.maxD)
+}
+
+func texts(hits []Hit, err error) ([]string, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Text
+	}
+	return out, nil
+}
+
+func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float32) ([]Hit, error) {
 	if n <= 0 {
 		n = DefaultResults
 	}
-	v, err := s.vector(ctx, "query", query)
+	v, err := s.space.Vector(ctx, "query", query)
 	if err != nil {
 		return nil, err
 	}
@@ -167,10 +172,10 @@ func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float3
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(hits))
+	out := make([]Hit, 0, len(hits))
 	for _, h := range hits {
 		if maxD == nil || h.Distance <= *maxD {
-			out = append(out, h.Record.Content)
+			out = append(out, Hit{ID: h.Record.ID, Text: h.Record.Content, Distance: h.Distance, Metadata: h.Record.Metadata})
 		}
 	}
 	return out, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,13 +12,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 var ctx = context.Background()
 
 func TestSemantic(t *testing.T) {
-	s, err := OpenSemantic(nil)
+	s, err := OpenSemantic("", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,17 +58,84 @@ func TestSemantic(t *testing.T) {
 	if _, err := s.SearchWithin(ctx, "x", 1, 3); !errors.Is(err, ErrInvalid) {
 		t.Errorf("distance 3: %v", err)
 	}
+	for _, d := range []float32{-0.5, 2.5, float32(math.NaN())} {
+		if _, err := OpenSemantic("", &SemanticOptions{MaxDistance: new(d)}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("MaxDistance %v: %v", d, err)
+		}
+	}
+}
+
+// TestSemanticMaxDistanceBoundary checks that a fact exactly at the
+// cutoff is kept and one just nearer than the next is not.
+func TestSemanticMaxDistanceBoundary(t *testing.T) {
+	s, _ := OpenSemantic("", nil)
+	defer s.Close()
+	s.Store(ctx, "Paul works at Google")
+	s.Store(ctx, "Sarah is the sister of Emma")
+	hits, err := s.SearchHits(ctx, "Paul works", 2)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("SearchHits = %+v, %v", hits, err)
+	}
+	d := hits[0].Distance
+	at, _ := OpenSemantic("", &SemanticOptions{MaxDistance: new(d)})
+	defer at.Close()
+	at.Store(ctx, "Paul works at Google")
+	at.Store(ctx, "Sarah is the sister of Emma")
+	if got, _ := at.Search(ctx, "Paul works", 2); len(got) != 1 || got[0] != "Paul works at Google" {
+		t.Fatalf("MaxDistance %v (the nearest fact's own distance) kept %q", d, got)
+	}
+}
+
+// TestSemanticSearchHits stores the same fact twice and with metadata:
+// SearchHits tells the copies apart by ID and returns distance and
+// metadata; Search keeps returning the texts.
+func TestSemanticSearchHits(t *testing.T) {
+	s, _ := OpenSemantic("", nil)
+	defer s.Close()
+	first, err := s.Add(ctx, "Paul works at Google", map[string]any{"source": "chat", "turn": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Store(ctx, "Paul works at Google"); err != nil {
+		t.Fatal(err)
+	}
+	s.Store(ctx, "Sarah is the sister of Emma")
+	hits, err := s.SearchHits(ctx, "Paul works at Google", 3)
+	if err != nil || len(hits) != 3 {
+		t.Fatalf("SearchHits = %+v, %v", hits, err)
+	}
+	if hits[0].Text != hits[1].Text || hits[0].ID == hits[1].ID || hits[0].ID == "" {
+		t.Fatalf("duplicates not told apart: %+v", hits[:2])
+	}
+	if hits[0].Distance > 1e-5 || hits[2].Distance <= hits[0].Distance {
+		t.Fatalf("distances %v %v %v", hits[0].Distance, hits[1].Distance, hits[2].Distance)
+	}
+	var withMeta *Hit
+	for i := range hits[:2] {
+		if hits[i].ID == first {
+			withMeta = &hits[i]
+		}
+	}
+	if withMeta == nil || withMeta.Metadata["source"] != "chat" || withMeta.Metadata["turn"] != 3.0 {
+		t.Fatalf("the hit with metadata: %+v", withMeta)
+	}
+	if got, _ := s.Search(ctx, "Paul works at Google", 3); len(got) != 3 || got[0] != "Paul works at Google" {
+		t.Fatalf("Search = %q", got)
+	}
+	if _, err := s.Add(ctx, "bad metadata", map[string]any{"x": math.NaN()}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("NaN metadata: %v", err)
+	}
 }
 
 func TestSemanticPersistence(t *testing.T) {
 	dir := t.TempDir()
-	s, err := OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts", MaxDistance: MaxDistance(1.5)})
+	s, err := OpenSemantic(dir, &SemanticOptions{Collection: "facts", MaxDistance: new(float32(1.5))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Store(ctx, "the office wifi password is on the fridge")
 	s.Close()
-	s, err = OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts"})
+	s, err = OpenSemantic(dir, &SemanticOptions{Collection: "facts"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +145,37 @@ func TestSemanticPersistence(t *testing.T) {
 		t.Fatalf("after reopen: %q", got)
 	}
 	other, _ := embed.NewHashing(64)
-	if _, err := OpenSemantic(&SemanticOptions{Dir: dir, Collection: "facts", Embedder: other}); !errors.Is(err, ErrEmbedderMismatch) {
+	if _, err := OpenSemantic(dir, &SemanticOptions{Collection: "facts", Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder: %v", err)
+	}
+}
+
+// TestNewSemanticSharesDB builds a store on a database the caller owns:
+// Close leaves the database open, and another store on it sees the facts.
+func TestNewSemanticSharesDB(t *testing.T) {
+	db, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := NewSemantic(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Store(ctx, "Paul works at Google")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = NewSemantic(db, nil)
+	if err != nil {
+		t.Fatalf("NewSemantic after Close: %v (the database was closed?)", err)
+	}
+	defer s.Close()
+	if got, err := s.ListAll(ctx); err != nil || len(got) != 1 {
+		t.Fatalf("on the shared database: %q, %v", got, err)
+	}
+	if _, err := NewSemantic(nil, nil); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("NewSemantic(nil) = %v, want ErrInvalid", err)
 	}
 }
 
@@ -228,7 +326,7 @@ func TestDirectoryIsTheSourceOfTruth(t *testing.T) {
 }
 
 func TestConcurrentStores(t *testing.T) {
-	s, _ := OpenSemantic(nil)
+	s, _ := OpenSemantic("", nil)
 	defer s.Close()
 	// Documents in a directory read without a lock, in memory under one;
 	// both run the same operations under the race detector.
@@ -309,5 +407,98 @@ func TestDocumentsSemanticSearch(t *testing.T) {
 	plain := openDocs(t, "")
 	if _, err := plain.SearchSemantic(ctx, "x", 1); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("semantic search off: %v", err)
+	}
+}
+
+// cancelling is an embedder that cancels a context after embedding, so
+// the index write that follows fails.
+type cancelling struct {
+	embed.Embedder
+	cancel context.CancelFunc // nil: embed normally
+}
+
+func (c *cancelling) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := c.Embedder.Embed(ctx, texts)
+	if c.cancel != nil {
+		c.cancel()
+	}
+	return vs, err
+}
+
+// TestDocumentsSemanticIndexFailures makes the index write after an
+// embedding fail, once for an update and once for a removal: the search
+// reports the error, and the next search retries the write instead of
+// serving the stale index.
+func TestDocumentsSemanticIndexFailures(t *testing.T) {
+	h, _ := embed.NewHashing(0)
+	emb := &cancelling{Embedder: h}
+	d, err := OpenDocuments(&DocumentsOptions{Semantic: true, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	failOnce := func(query string) {
+		t.Helper()
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		emb.cancel = cancel
+		defer func() { emb.cancel = nil }()
+		if _, err := d.SearchSemantic(cctx, query, 5); !errors.Is(err, context.Canceled) {
+			t.Fatalf("SearchSemantic with a failing index write = %v, want context.Canceled", err)
+		}
+	}
+	d.Write(ctx, "/pets.md", "The user's dog is called Rex.")
+	if got, _ := d.SearchSemantic(ctx, "dog", 5); len(got) != 1 {
+		t.Fatalf("before: %+v", got)
+	}
+
+	// An update whose Upsert fails is re-embedded by the next search.
+	d.Write(ctx, "/pets.md", "The user's cat is called Tom.")
+	failOnce("cat")
+	got, err := d.SearchSemantic(ctx, "cat called Tom", 5)
+	if err != nil || len(got) != 1 {
+		t.Fatalf("after the failed update: %+v, %v", got, err)
+	}
+	if hits, _ := d.index.c.Query(ctx, engine.Query{Vector: mustVector(t, h, "cat called Tom"), K: 1}); len(hits) != 1 || hits[0].Distance > 0.5 {
+		t.Fatalf("the index kept the old embedding: %+v", hits)
+	}
+
+	// A document emptied of words whose Delete fails is removed by the
+	// next search.
+	d.Write(ctx, "/pets.md", "!!!")
+	failOnce("cat")
+	if got, err := d.SearchSemantic(ctx, "cat called Tom", 5); err != nil || len(got) != 0 {
+		t.Fatalf("after the failed delete: %+v, %v", got, err)
+	}
+}
+
+func mustVector(t *testing.T, e embed.Embedder, text string) []float32 {
+	t.Helper()
+	vs, err := e.Embed(ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs[0]
+}
+
+// TestDocumentsSemanticLongPath indexes a document whose path is longer
+// than a record ID may be.
+func TestDocumentsSemanticLongPath(t *testing.T) {
+	d, err := OpenDocuments(&DocumentsOptions{Semantic: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	long := "/" + strings.Repeat("deep/", 140) + "notes.md"
+	if len(long) <= engine.MaxIDLength {
+		t.Fatalf("path of %d bytes is not long enough", len(long))
+	}
+	if err := d.Write(ctx, long, "The user's dog is called Rex."); err != nil {
+		t.Fatal(err)
+	}
+	d.Write(ctx, "/other.md", "Flights to Lisbon in March.")
+	got, err := d.SearchSemantic(ctx, "dog", 1)
+	if err != nil || len(got) != 1 || got[0].Path != long {
+		t.Fatalf("SearchSemantic = %+v, %v", got, err)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/store"
 	"github.com/mnemodb/mnemo/memory/toolmem"
 )
 
@@ -33,4 +35,30 @@ func Example() {
 		fmt.Println(h.ToolName, h.ToolArgs["city"])
 	}
 	// Output: get_weather Paris
+}
+
+// ExampleNew keeps the tool memory in a database the agent owns, beside
+// its other memories, and sets the similarity threshold for one call.
+func ExampleNew() {
+	ctx := context.Background()
+	db, err := engine.Open("", &engine.Options{InMemory: true}) // engine.Open(dir, nil) on disk
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	tools, _ := toolmem.New(db, nil)
+	defer tools.Close() // leaves db open
+	facts, _ := store.NewSemantic(db, nil)
+	defer facts.Close()
+
+	tools.Store(ctx, toolmem.Entry{Question: "What is the weather in Paris today?", ToolName: "get_weather"})
+	facts.Store(ctx, "The user lives in Paris")
+	hits, _ := tools.Retrieve(ctx, "weather in Paris", &toolmem.Search{Threshold: new(float32(0.3))})
+	for _, h := range hits {
+		fmt.Println(h.ToolName)
+	}
+	fmt.Println(db.Collections())
+	// Output:
+	// get_weather
+	// [memories toolmem.texts toolmem.tools]
 }

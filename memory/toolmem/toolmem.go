@@ -8,7 +8,8 @@
 // ("<name>.tools" and "<name>.texts"). Questions and texts are embedded
 // with an embed.Embedder (the offline hashing embedder by default), whose
 // identity is stored with the collections: reopening with another embedder
-// is an error, not a silent mix of vector spaces.
+// is an error wrapping embed.ErrMismatch, not a silent mix of vector
+// spaces.
 //
 // # Scores
 //
@@ -22,8 +23,9 @@
 //
 // Go has no default arguments; Retrieve and SearchText take a *Search
 // where nil means the original's defaults: TopK 3 and threshold 0.6. A
-// zero TopK also means 3, and a nil Threshold 0.6; use Threshold(0) to
-// keep everything.
+// zero TopK also means 3, and a nil Threshold 0.6; set one with
+// new(float32(x)) (new(float32(0)) keeps everything). Every memory
+// adapter takes its optional cutoff this way.
 package toolmem
 
 import (
@@ -31,7 +33,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -39,6 +40,7 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // Entry is one tool-usage memory.
@@ -62,7 +64,7 @@ type TextEntry struct {
 // Search tunes Retrieve and SearchText; nil means the defaults.
 type Search struct {
 	TopK      int      // at most this many entries; 0 means DefaultTopK
-	Threshold *float32 // minimum similarity; nil means DefaultThreshold; NaN and infinities are ErrInvalid
+	Threshold *float32 // minimum similarity, as new(float32(x)); nil means DefaultThreshold; NaN and infinities are ErrInvalid
 }
 
 // Defaults of Search, the original's.
@@ -70,9 +72,6 @@ const (
 	DefaultTopK      = 3
 	DefaultThreshold = 0.6
 )
-
-// Threshold returns a pointer to t, for Search.Threshold.
-func Threshold(t float32) *float32 { return &t }
 
 // MaxArgsDepth is how deeply Entry.ToolArgs may nest objects and arrays:
 // one level less than the database allows in a record's metadata.
@@ -114,7 +113,7 @@ type Memory struct {
 	db           *engine.DB
 	ownDB        bool
 	tools, texts *engine.Collection
-	emb          embed.Embedder
+	space        *textvec.Space
 }
 
 // New returns a memory in db, creating its collections if needed. The
@@ -127,19 +126,16 @@ func New(db *engine.DB, opts *Options) (*Memory, error) {
 	if o.Name == "" {
 		o.Name = "toolmem"
 	}
-	if o.Embedder == nil {
-		h, err := embed.NewHashing(0)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = h
-	}
-	m := &Memory{db: db, emb: o.Embedder}
-	var err error
-	if m.tools, err = collection(db, o.Name+".tools", o.Embedder); err != nil {
+	space, err := textvec.New(o.Embedder, ErrEmptyText, ErrInvalid)
+	if err != nil {
 		return nil, err
 	}
-	if m.texts, err = collection(db, o.Name+".texts", o.Embedder); err != nil {
+	m := &Memory{db: db, space: space}
+	ctx := context.Background()
+	if m.tools, err = space.Collection(ctx, db, o.Name+".tools"); err != nil {
+		return nil, err
+	}
+	if m.texts, err = space.Collection(ctx, db, o.Name+".texts"); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -169,35 +165,6 @@ func (m *Memory) Close() error {
 	return nil
 }
 
-func collection(db *engine.DB, name string, e embed.Embedder) (*engine.Collection, error) {
-	cfg := engine.CollectionConfig{Dimension: e.Dimension(), Metric: engine.Cosine, Embedder: e.Identity()}
-	c, err := db.CreateCollection(context.Background(), name, cfg)
-	if errors.Is(err, engine.ErrCollectionExists) {
-		if old, gerr := db.Collection(name); gerr == nil && old.Config().Embedder != e.Identity() {
-			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", ErrEmbedderMismatch, name, old.Config().Embedder, e.Identity())
-		}
-	}
-	return c, err
-}
-
-// embedOne validates and embeds one text.
-func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%w: %s is empty", ErrEmptyText, what)
-	}
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("%w: %s is not valid UTF-8", ErrInvalid, what)
-	}
-	vs, err := m.emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, err
-	}
-	if embed.IsZero(vs[0]) {
-		return nil, fmt.Errorf("%w: %s has nothing to embed (no letters or digits)", ErrEmptyText, what)
-	}
-	return vs[0], nil
-}
-
 // Store saves e, replacing any entry with the same ID. An empty ID gets a
 // new one, and a zero Timestamp the current time; e is not modified (Store
 // returns the ID used).
@@ -207,7 +174,7 @@ func (m *Memory) embedOne(ctx context.Context, what, text string) ([]float32, er
 // they are stored one level down in the record's metadata; deeper or
 // self-containing arguments are ErrInvalid, and nothing is stored.
 func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
-	v, err := m.embedOne(ctx, "question", e.Question)
+	v, err := m.space.Vector(ctx, "question", e.Question)
 	if err != nil {
 		return "", err
 	}
@@ -279,14 +246,14 @@ func (m *Memory) search(ctx context.Context, c *engine.Collection, query string,
 	if o.TopK == 0 {
 		o.TopK = DefaultTopK
 	}
+	if err := textvec.CheckCutoff(ErrInvalid, "threshold", o.Threshold, math.Inf(-1), math.Inf(1)); err != nil {
+		return nil, err
+	}
 	threshold := float32(DefaultThreshold)
 	if o.Threshold != nil {
 		threshold = *o.Threshold
-		if t := float64(threshold); math.IsNaN(t) || math.IsInf(t, 0) {
-			return nil, fmt.Errorf("%w: threshold %v, want a finite number", ErrInvalid, threshold)
-		}
 	}
-	v, err := m.embedOne(ctx, "query", query)
+	v, err := m.space.Vector(ctx, "query", query)
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +279,7 @@ func (m *Memory) Delete(ctx context.Context, id string) error {
 
 // SaveText saves a text memory and returns its new ID.
 func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
-	v, err := m.embedOne(ctx, "text", text)
+	v, err := m.space.Vector(ctx, "text", text)
 	if err != nil {
 		return "", err
 	}

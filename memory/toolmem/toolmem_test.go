@@ -47,7 +47,7 @@ func TestStoreRetrieve(t *testing.T) {
 		!got[0].Timestamp.Equal(when) || got[0].ResultSummary != "18°C, light rain" || got[0].Similarity < DefaultThreshold {
 		t.Fatalf("Retrieve = %+v", got)
 	}
-	all, _ := m.Retrieve(ctx, "weather", &Search{TopK: 5, Threshold: Threshold(0)})
+	all, _ := m.Retrieve(ctx, "weather", &Search{TopK: 5, Threshold: new(float32(0))})
 	if len(all) != 2 || all[0].ID != id || all[0].Similarity < all[1].Similarity {
 		t.Fatalf("threshold 0 should return both, nearest first: %+v", all)
 	}
@@ -80,7 +80,7 @@ func TestThresholdBoundaryAndText(t *testing.T) {
 	}
 	// A hit exactly at the threshold is kept.
 	exact := got[0].Similarity
-	if got, _ := m.SearchText(ctx, "The deploy key lives in the team vault", &Search{Threshold: Threshold(exact)}); len(got) != 1 {
+	if got, _ := m.SearchText(ctx, "The deploy key lives in the team vault", &Search{Threshold: new(float32(exact))}); len(got) != 1 {
 		t.Fatal("a hit at the threshold was dropped")
 	}
 	if m.Count() != 0 {
@@ -142,13 +142,13 @@ func TestPersistenceAndEmbedderMismatch(t *testing.T) {
 	}
 	m = mustOpen(t, dir, nil)
 	got, _ := m.Retrieve(ctx, "list open pull requests", nil)
-	texts, _ := m.SearchText(ctx, "staging database Fridays", &Search{Threshold: Threshold(0)})
+	texts, _ := m.SearchText(ctx, "staging database Fridays", &Search{Threshold: new(float32(0))})
 	if len(got) != 1 || got[0].ID != id || len(texts) != 1 || texts[0].ID != tid || got[0].Timestamp.IsZero() {
 		t.Fatalf("after reopen: %+v, %+v", got, texts)
 	}
 	m.Close()
 	other, _ := embed.NewHashing(128)
-	if _, err := Open(dir, &Options{Embedder: other}); !errors.Is(err, ErrEmbedderMismatch) {
+	if _, err := Open(dir, &Options{Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder: %v", err)
 	}
 }
@@ -213,12 +213,12 @@ func TestNonFiniteNumbers(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"Retrieve, NaN threshold", retrieve(&Search{Threshold: Threshold(nan)})},
-		{"Retrieve, +Inf threshold", retrieve(&Search{Threshold: Threshold(inf)})},
-		{"Retrieve, -Inf threshold", retrieve(&Search{Threshold: Threshold(-inf)})},
-		{"Retrieve, NaN threshold and TopK 5", retrieve(&Search{TopK: 5, Threshold: Threshold(nan)})},
-		{"SearchText, NaN threshold", searchText(&Search{Threshold: Threshold(nan)})},
-		{"SearchText, -Inf threshold", searchText(&Search{Threshold: Threshold(-inf)})},
+		{"Retrieve, NaN threshold", retrieve(&Search{Threshold: new(float32(nan))})},
+		{"Retrieve, +Inf threshold", retrieve(&Search{Threshold: new(float32(inf))})},
+		{"Retrieve, -Inf threshold", retrieve(&Search{Threshold: new(float32(-inf))})},
+		{"Retrieve, NaN threshold and TopK 5", retrieve(&Search{TopK: 5, Threshold: new(float32(nan))})},
+		{"SearchText, NaN threshold", searchText(&Search{Threshold: new(float32(nan))})},
+		{"SearchText, -Inf threshold", searchText(&Search{Threshold: new(float32(-inf))})},
 		{"Store, NaN argument", store(map[string]any{"lat": math.NaN()})},
 		{"Store, nested +Inf argument", store(map[string]any{"range": []any{1.0, math.Inf(1)}})},
 	}

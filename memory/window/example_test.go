@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/store"
 	"github.com/mnemodb/mnemo/memory/window"
 )
 
@@ -27,28 +28,53 @@ func Example() {
 	// assistant: Madrid.
 }
 
-func ExampleOpen() {
+// ExampleNewStored keeps a session in a database the agent owns (beside
+// its other memories) and resumes it after a restart.
+func ExampleNewStored() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "window-example-")
 	defer os.RemoveAll(dir)
 
 	db, _ := engine.Open(dir, nil)
-	w, _ := window.Open(db, "assistant", 200, nil)
+	w, _ := window.NewStored(db, "assistant", 200, nil)
+	facts, _ := store.NewSemantic(db, nil) // the same database
+	facts.Store(ctx, "The launch is on May 3")
 	w.RecordProtected(ctx, window.Message{Role: window.System, Content: "You are terse."})
 	w.Record(ctx, window.Message{Role: window.User, Content: "Remember: the launch is on May 3."})
-	w.Close()
+	w.Close()  // leaves db open
 	db.Close() // the agent restarts
 
 	db, _ = engine.Open(dir, nil)
 	defer db.Close()
-	w, _ = window.Open(db, "assistant", 200, nil)
+	w, _ = window.NewStored(db, "assistant", 200, nil)
 	msgs, _ := w.Context(ctx)
 	for _, m := range msgs {
 		fmt.Printf("%s: %s\n", m.Role, m.Content)
 	}
+	fmt.Println(w.Len(), db.Collections())
 	// Output:
 	// system: You are terse.
 	// user: Remember: the launch is on May 3.
+	// 2 [assistant.messages memories]
+}
+
+// ExampleWindow_SetMessages replaces a long history with a summary,
+// keeping the system prompt protected.
+func ExampleWindow_SetMessages() {
+	ctx := context.Background()
+	w, _ := window.New(100, nil)
+	w.RecordProtected(ctx, window.Message{Role: window.System, Content: "Answer in French."})
+	w.Record(ctx, window.Message{Role: window.User, Content: "What is the capital of Italy?"})
+	w.Record(ctx, window.Message{Role: window.Assistant, Content: "Rome."})
+	hist, _ := w.History(ctx)
+	w.SetMessages(ctx, []window.Message{hist[0], {Role: window.User, Content: "(We discussed Italy.)"}})
+	msgs, _ := w.History(ctx)
+	for _, m := range msgs {
+		fmt.Printf("%s: %s (protected %v)\n", m.Role, m.Content, m.Protected)
+	}
+	// Output:
+	// system: Answer in French. (protected true)
+	// user: (We discussed Italy.) (protected false)
 }
 
 func ExampleOptions_recall() {

@@ -12,24 +12,26 @@ import (
 	"weak"
 
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // Persistence and recall.
 //
-// A window opened with Open keeps every message in an engine collection
-// ("<name>.messages", one record per message, IDs in recording order), so
-// an agent that restarts resumes its conversation, protected instructions
-// included. With Options.Recall, each round is also embedded into
-// "<name>.rounds"; Context then spends Options.RecallShare of the budget on
+// A stored window (NewStored on a database the caller owns, OpenStored on
+// one it opens and owns) keeps every message in an engine collection
+// ("<session>.messages", one record per message, IDs in recording order),
+// so an agent that restarts resumes its conversation, protected
+// instructions included. With Options.Recall, each round is also embedded into
+// "<session>.rounds"; Context then spends Options.RecallShare of the budget on
 // the evicted rounds most relevant to the newest user message, as one
-// system message (starting with RecallHeader) placed before the kept
+// system message (starting with RecallHeader) placed after the leading
+// system messages (the system prompt), before the rest of the kept
 // rounds. New with Recall keeps the rounds in an in-memory database.
 //
 // A session is open in one window at a time: each window numbers its
 // messages from its own counter, so two windows on one session would
-// overwrite each other's messages. Open registers the session (keyed by
-// the database and the name) until the window's Close, and fails with
+// overwrite each other's messages. NewStored registers the session (keyed
+// by the database and the name) until the window's Close, and fails with
 // ErrSessionOpen meanwhile. The registry is per process; another process
 // cannot open the database at all while this one has it open.
 
@@ -40,16 +42,16 @@ const RecallHeader = "Recalled from earlier in this conversation:"
 type store struct {
 	db       *engine.DB
 	ownDB    bool
-	session  *session           // nil unless opened by Open
+	session  *sessionKey        // nil unless stored (NewStored)
 	messages *engine.Collection // nil for a New window with recall only
 	rounds   *engine.Collection // nil without recall
-	emb      embed.Embedder
+	space    *textvec.Space     // nil without recall
 }
 
-// session names a persistent session: a database and a name. The
+// sessionKey names a persistent session: a database and a name. The
 // database is held weakly, so a session left open (its window never
 // closed) does not keep a database the program has dropped in memory.
-type session struct {
+type sessionKey struct {
 	db   weak.Pointer[engine.DB]
 	name string
 }
@@ -57,18 +59,18 @@ type session struct {
 // sessions holds the sessions open in this process.
 var sessions struct {
 	sync.Mutex
-	open map[session]bool
+	open map[sessionKey]bool
 }
 
 // acquire registers s as open, or fails with ErrSessionOpen.
-func acquire(s session) error {
+func acquire(s sessionKey) error {
 	sessions.Lock()
 	defer sessions.Unlock()
 	if sessions.open[s] {
 		return fmt.Errorf("%w: %q on this database (close its window first)", ErrSessionOpen, s.name)
 	}
 	if sessions.open == nil {
-		sessions.open = map[session]bool{}
+		sessions.open = map[sessionKey]bool{}
 	}
 	for k := range sessions.open {
 		if k.db.Value() == nil { // the database was garbage collected
@@ -80,17 +82,19 @@ func acquire(s session) error {
 }
 
 // release unregisters s.
-func release(s session) {
+func release(s sessionKey) {
 	sessions.Lock()
 	defer sessions.Unlock()
 	delete(sessions.open, s)
 }
 
-// Open returns a window whose messages persist in db under name, loading
-// any recorded before. A session is open in one window at a time: while
-// one window has it, Open of the same name on the same db fails with
-// ErrSessionOpen. Close releases the session (db stays the caller's).
-func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error) {
+// NewStored returns a window whose messages persist in db under session,
+// loading any recorded before. The caller keeps ownership of db: Close
+// releases the session and leaves db open, so one database can hold every
+// memory of an agent. A session is open in one window at a time: while
+// one window has it, NewStored of the same session on the same db fails
+// with ErrSessionOpen.
+func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Window, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
@@ -105,11 +109,11 @@ func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error
 		w.st.db.Close()
 		w.st.db, w.st.ownDB = db, false
 	}
-	s := session{weak.Make(db), name}
+	s := sessionKey{weak.Make(db), session}
 	if err := acquire(s); err != nil {
 		return nil, err
 	}
-	if err := w.open(name); err != nil {
+	if err := w.open(session); err != nil {
 		release(s)
 		return nil, err
 	}
@@ -117,7 +121,25 @@ func Open(db *engine.DB, name string, budget int, opts *Options) (*Window, error
 	return w, nil
 }
 
-// open creates or loads the session's collections. The caller is Open.
+// OpenStored opens (or creates) a database in dir (an empty dir means in
+// memory only) and returns NewStored's window on it. Close closes the
+// database.
+func OpenStored(dir, session string, budget int, opts *Options) (*Window, error) {
+	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	if err != nil {
+		return nil, err
+	}
+	w, err := NewStored(db, session, budget, opts)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	w.st.ownDB = true
+	return w, nil
+}
+
+// open creates or loads the session's collections. The caller is
+// NewStored.
 func (w *Window) open(name string) error {
 	var err error
 	db := w.st.db
@@ -133,20 +155,20 @@ func (w *Window) open(name string) error {
 }
 
 func (s *store) roundCollection(name string) (*engine.Collection, error) {
-	c, err := s.db.CreateCollection(context.Background(), name+".rounds", engine.CollectionConfig{Dimension: s.emb.Dimension(), Embedder: s.emb.Identity()})
-	if errors.Is(err, engine.ErrCollectionExists) {
-		return nil, fmt.Errorf("%w: %s.rounds was embedded with another embedder", ErrInvalid, name)
-	}
-	return c, err
+	return s.space.Collection(context.Background(), s.db, name+".rounds")
 }
 
+// errNothing marks a text with nothing to embed: such a round is not
+// indexed, and such a query recalls nothing.
+var errNothing = errors.New("window: nothing to embed")
+
 // newRecallStore is the in-memory backing of New with recall.
-func newRecallStore(e embed.Embedder) (*store, error) {
+func newRecallStore(space *textvec.Space) (*store, error) {
 	db, err := engine.Open("", &engine.Options{InMemory: true})
 	if err != nil {
 		return nil, err
 	}
-	s := &store{db: db, ownDB: true, emb: e}
+	s := &store{db: db, ownDB: true, space: space}
 	if s.rounds, err = s.roundCollection("window"); err != nil {
 		db.Close()
 		return nil, err
@@ -154,10 +176,10 @@ func newRecallStore(e embed.Embedder) (*store, error) {
 	return s, nil
 }
 
-// Close releases the window: the session of a window made by Open, which
-// another Open may then take (the database stays open; it belongs to the
-// caller), and the in-memory database of a window made by New with
-// recall. After Close, Record, RecordProtected and Context fail with
+// Close releases the window: the session of a stored window, which
+// another NewStored may then take; the database of a window made by
+// OpenStored, or by New with recall (a NewStored window leaves its
+// database open: it belongs to the caller). After Close, Record, RecordProtected and Context fail with
 // ErrClosed; a second Close does nothing.
 func (w *Window) Close() error {
 	w.mu.Lock()
@@ -183,14 +205,48 @@ func (w *Window) persist(ctx context.Context, seq int, e entry) error {
 	if w.st == nil || w.st.messages == nil {
 		return nil
 	}
-	calls, _ := json.Marshal(e.m.ToolCalls)
-	meta := map[string]any{"role": string(e.m.Role), "reasoning": e.m.Reasoning, "tool_calls": string(calls),
-		"tool_call_id": e.m.ToolCallID, "protected": e.protected}
-	_, err := w.st.messages.Upsert(ctx, engine.Record{ID: fmt.Sprintf("%012d", seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta})
+	_, err := w.st.messages.Upsert(ctx, messageRecord(seq, e))
 	return err
 }
 
-// load reads the recorded messages back. The caller is Open.
+// persistAll replaces the stored messages (old of them) with es: es are
+// written in one batch, then the surplus old ones deleted. written
+// reports whether es were, even when deleting failed. The caller holds
+// w.mu.
+func (w *Window) persistAll(ctx context.Context, es []entry, old int) (written bool, err error) {
+	if w.st == nil || w.st.messages == nil {
+		return true, nil
+	}
+	recs := make([]engine.Record, len(es))
+	for i, e := range es {
+		recs[i] = messageRecord(i, e)
+	}
+	if _, err := w.st.messages.Upsert(ctx, recs...); err != nil {
+		return false, err
+	}
+	var surplus []string
+	for i := len(es); i < old; i++ {
+		surplus = append(surplus, messageID(i))
+	}
+	if len(surplus) == 0 {
+		return true, nil
+	}
+	if _, err := w.st.messages.Delete(ctx, surplus...); err != nil {
+		return true, fmt.Errorf("window: delete the replaced messages: %w", err)
+	}
+	return true, nil
+}
+
+func messageID(seq int) string { return fmt.Sprintf("%012d", seq) }
+
+func messageRecord(seq int, e entry) engine.Record {
+	calls, _ := json.Marshal(e.m.ToolCalls)
+	meta := map[string]any{"role": string(e.m.Role), "reasoning": e.m.Reasoning, "tool_calls": string(calls),
+		"tool_call_id": e.m.ToolCallID, "protected": e.protected}
+	return engine.Record{ID: messageID(seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta}
+}
+
+// load reads the recorded messages back. The caller is NewStored.
 func (w *Window) load() error {
 	after := ""
 	for {
@@ -209,11 +265,11 @@ func (w *Window) load() error {
 					return fmt.Errorf("window: stored message %s: %v", r.ID, err)
 				}
 			}
-			protected, _ := r.Metadata["protected"].(bool)
+			m.Protected, _ = r.Metadata["protected"].(bool)
 			for _, c := range m.ToolCalls {
 				w.calls[c.ID] = true
 			}
-			w.msgs = append(w.msgs, entry{m, protected, w.counter(m)})
+			w.msgs = append(w.msgs, entry{m, m.Protected, w.counter(m)})
 		}
 		if next == "" {
 			return nil
@@ -228,16 +284,49 @@ func (w *Window) indexRound(ctx context.Context, rs []round, i int) error {
 	if !w.recall {
 		return nil
 	}
-	t := w.roundText(rs[i])
-	vs, err := w.st.emb.Embed(ctx, []string{t})
+	v, err := w.st.space.Vector(ctx, "round", w.roundText(rs[i]))
+	if errors.Is(err, errNothing) {
+		return nil // nothing searchable in this round (yet)
+	}
 	if err != nil {
 		return err
 	}
-	if embed.IsZero(vs[0]) {
-		return nil // nothing searchable in this round (yet)
-	}
-	_, err = w.st.rounds.Upsert(ctx, engine.Record{ID: strconv.Itoa(i), Vector: vs[0], Metadata: map[string]any{"round": i}})
+	_, err = w.st.rounds.Upsert(ctx, engine.Record{ID: strconv.Itoa(i), Vector: v, Metadata: map[string]any{"round": i}})
 	return err
+}
+
+// reindex re-embeds every round after the messages were replaced, in one
+// batch, and deletes the stale ones (the window had old rounds before).
+// The caller holds w.mu.
+func (w *Window) reindex(ctx context.Context, old int) error {
+	if !w.recall {
+		return nil
+	}
+	rs := w.rounds()
+	var recs []engine.Record
+	var stale []string
+	for i, r := range rs {
+		v, err := w.st.space.Vector(ctx, "round", w.roundText(r))
+		if errors.Is(err, errNothing) {
+			stale = append(stale, strconv.Itoa(i))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		recs = append(recs, engine.Record{ID: strconv.Itoa(i), Vector: v, Metadata: map[string]any{"round": i}})
+	}
+	for i := len(rs); i < old; i++ {
+		stale = append(stale, strconv.Itoa(i))
+	}
+	if _, err := w.st.rounds.Upsert(ctx, recs...); err != nil {
+		return err
+	}
+	if len(stale) > 0 {
+		_, err := w.st.rounds.Delete(ctx, stale...)
+		return err
+	}
+	return nil
 }
 
 // roundText renders a round as "role: content" lines.
@@ -266,8 +355,11 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	if query == "" || len(evicted) == 0 || budget <= 0 {
 		return Message{}, false, nil
 	}
-	vs, err := w.st.emb.Embed(ctx, []string{query})
-	if err != nil || embed.IsZero(vs[0]) {
+	v, err := w.st.space.Vector(ctx, "query", query)
+	if errors.Is(err, errNothing) {
+		return Message{}, false, nil
+	}
+	if err != nil {
 		return Message{}, false, err
 	}
 	in := make([]any, len(evicted))
@@ -278,7 +370,7 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	if err != nil {
 		return Message{}, false, err
 	}
-	hits, err := w.st.rounds.Query(ctx, engine.Query{Vector: vs[0], K: len(evicted), Filter: f})
+	hits, err := w.st.rounds.Query(ctx, engine.Query{Vector: v, K: len(evicted), Filter: f})
 	if err != nil {
 		return Message{}, false, err
 	}

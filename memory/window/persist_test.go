@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 func TestPersistentWindow(t *testing.T) {
@@ -15,7 +16,7 @@ func TestPersistentWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := Open(db, "agent", 100, nil)
+	w, err := NewStored(db, "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func TestPersistentWindow(t *testing.T) {
 
 	db, _ = engine.Open(dir, nil)
 	defer db.Close()
-	w, err = Open(db, "agent", 100, nil)
+	w, err = NewStored(db, "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func (w *Window) msgsCopy() []Message {
 
 // TestSessionOpenTwice opens one session twice on one database and
 // records through both, interleaved: with two message counters the
-// windows would overwrite each other's messages. The second Open must
+// windows would overwrite each other's messages. The second NewStored must
 // fail until the first window is closed, and nothing recorded is lost.
 func TestSessionOpenTwice(t *testing.T) {
 	dir := t.TempDir()
@@ -110,13 +111,13 @@ func TestSessionOpenTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := Open(db, "agent", 1000, nil)
+	first, err := NewStored(db, "agent", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := Open(db, "agent", 1000, nil)
+	second, err := NewStored(db, "agent", 1000, nil)
 	if !errors.Is(err, ErrSessionOpen) {
-		t.Errorf("second Open of an open session = %v, want ErrSessionOpen", err)
+		t.Errorf("second NewStored of an open session = %v, want ErrSessionOpen", err)
 	}
 	var want []string
 	for i := range 3 {
@@ -143,9 +144,9 @@ func TestSessionOpenTwice(t *testing.T) {
 
 	// After Close the session opens again on the same database, and after
 	// a restart it has every message.
-	again, err := Open(db, "agent", 1000, nil)
+	again, err := NewStored(db, "agent", 1000, nil)
 	if err != nil {
-		t.Fatalf("Open after Close: %v", err)
+		t.Fatalf("NewStored after Close: %v", err)
 	}
 	again.Close()
 	db.Close()
@@ -154,7 +155,7 @@ func TestSessionOpenTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	w, err := Open(db, "agent", 1000, nil)
+	w, err := NewStored(db, "agent", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestOpenSessions(t *testing.T) {
 		return db
 	}
 	db, other := open(t), open(t)
-	held, err := Open(db, "agent", 100, nil)
+	held, err := NewStored(db, "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,13 +200,205 @@ func TestOpenSessions(t *testing.T) {
 			if strings.HasSuffix(tt.name, "recall") {
 				opts = &Options{Recall: true}
 			}
-			w, err := Open(tt.db, tt.sess, 100, opts)
+			w, err := NewStored(tt.db, tt.sess, 100, opts)
 			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
-				t.Fatalf("Open = %v, want %v", err, tt.want)
+				t.Fatalf("NewStored = %v, want %v", err, tt.want)
 			}
 			if w != nil {
 				w.Close()
 			}
 		})
+	}
+}
+
+// TestRecallEmbedderMismatch reopens a session whose rounds were embedded
+// by another embedder: that is embed.ErrMismatch, and the session is free
+// again afterwards.
+func TestRecallEmbedderMismatch(t *testing.T) {
+	db, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	w, err := NewStored(db, "agent", 100, &Options{Recall: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Record(ctx, Message{Role: User, Content: "my dog is called Rex"})
+	w.Close()
+	other, _ := embed.NewHashing(64)
+	if _, err := NewStored(db, "agent", 100, &Options{Recall: true, Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
+		t.Fatalf("another embedder = %v, want embed.ErrMismatch", err)
+	}
+	w, err = NewStored(db, "agent", 100, &Options{Recall: true})
+	if err != nil {
+		t.Fatalf("after the refused open: %v", err)
+	}
+	w.Close()
+}
+
+// TestOpenStored opens a session in a database the window owns: Close
+// closes it (so it opens again), and the messages persist.
+func TestOpenStored(t *testing.T) {
+	dir := t.TempDir()
+	w, err := OpenStored(dir, "agent", 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordProtected(ctx, Message{Role: System, Content: "You are terse."})
+	w.Record(ctx, Message{Role: User, Content: "the launch is on May 3"})
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err = OpenStored(dir, "agent", 100, nil)
+	if err != nil {
+		t.Fatalf("reopen: %v (the database was left open?)", err)
+	}
+	defer w.Close()
+	if got, _ := w.Context(ctx); contents(got) != "You are terse. the launch is on May 3" {
+		t.Fatalf("after reopen: %q", contents(got))
+	}
+}
+
+// TestHistoryAndSetMessages covers History, Len, SetMessages and Clear on
+// an in-memory window.
+func TestHistoryAndSetMessages(t *testing.T) {
+	w, _ := New(10, &Options{Counter: byLen})
+	w.RecordProtected(ctx, Message{Role: System, Content: "sys"})
+	w.Record(ctx, Message{Role: User, Content: "first question"})
+	w.Record(ctx, Message{Role: Assistant, ToolCalls: []ToolCall{{ID: "c1", Name: "f"}}})
+	w.Record(ctx, Message{Role: Tool, Content: "r", ToolCallID: "c1"})
+	w.Record(ctx, Message{Role: User, Content: "second"})
+	hist, err := w.History(ctx)
+	if err != nil || w.Len() != 5 || len(hist) != 5 || contents(hist) != "sys first question  r second" {
+		t.Fatalf("History = %q (Len %d), %v", contents(hist), w.Len(), err)
+	}
+	if !hist[0].Protected || hist[1].Protected {
+		t.Fatalf("Protected not reported: %+v", hist[:2])
+	}
+	if got, _ := w.Context(ctx); contents(got) != "sys second" {
+		t.Fatalf("Context = %q (the history should be trimmed)", contents(got))
+	}
+	hist[0].Content = "changed by the caller"
+	if again, _ := w.History(ctx); again[0].Content != "sys" {
+		t.Fatal("History shares memory with the window")
+	}
+
+	// A rejected replacement changes nothing.
+	bad := []Message{{Role: User, Content: "q"}, {Role: Tool, Content: "r", ToolCallID: "c1"}}
+	if err := w.SetMessages(ctx, bad); !errors.Is(err, ErrUnknownToolCall) || w.Len() != 5 {
+		t.Fatalf("SetMessages(bad) = %v, Len %d", err, w.Len())
+	}
+	set := []Message{
+		{Role: System, Content: "new system", Protected: true},
+		{Role: User, Content: "summary of before"},
+		{Role: Assistant, ToolCalls: []ToolCall{{ID: "c9", Name: "f"}}},
+		{Role: Tool, Content: "ok", ToolCallID: "c9"},
+		{Role: User, Content: "now"},
+	}
+	if err := w.SetMessages(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.History(ctx); contents(got) != "new system summary of before  ok now" {
+		t.Fatalf("after SetMessages: %q", contents(got))
+	}
+	if got, _ := w.Context(ctx); contents(got) != "new system now" {
+		t.Fatalf("Context after SetMessages = %q (the protected system message must stay)", contents(got))
+	}
+	if err := w.Record(ctx, Message{Role: Tool, Content: "late", ToolCallID: "c1"}); !errors.Is(err, ErrUnknownToolCall) {
+		t.Fatalf("a tool call of the replaced history still answers: %v", err)
+	}
+	if err := w.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := w.History(ctx); w.Len() != 0 || len(got) != 0 {
+		t.Fatalf("after Clear: %d messages", w.Len())
+	}
+	if err := w.Record(ctx, Message{Role: Tool, Content: "late", ToolCallID: "c9"}); !errors.Is(err, ErrUnknownToolCall) {
+		t.Fatalf("a tool call survived Clear: %v", err)
+	}
+	w.Close()
+	if _, err := w.History(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("History after Close = %v", err)
+	}
+	if err := w.Clear(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Clear after Close = %v", err)
+	}
+}
+
+// TestStoredSetMessagesAndClear checks that SetMessages and Clear persist:
+// a reopened session has exactly the messages set, or none, and recall
+// finds nothing of the replaced conversation.
+func TestStoredSetMessagesAndClear(t *testing.T) {
+	dir := t.TempDir()
+	opts := &Options{Recall: true, RecallShare: 0.5}
+	reopen := func(w *Window) *Window {
+		t.Helper()
+		if w != nil {
+			w.Close()
+		}
+		w, err := OpenStored(dir, "agent", 40, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	w := reopen(nil)
+	w.RecordProtected(ctx, Message{Role: System, Content: "Be brief."})
+	w.Record(ctx, Message{Role: User, Content: "My locker code is 4711."})
+	for i := range 6 {
+		w.Record(ctx, Message{Role: User, Content: fmt.Sprintf("Tell me a fun fact number %d.", i)})
+	}
+	set := []Message{{Role: System, Content: "Be brief.", Protected: true}, {Role: User, Content: "We talked about fun facts."}}
+	if err := w.SetMessages(ctx, set); err != nil {
+		t.Fatal(err)
+	}
+	w = reopen(w)
+	if got, _ := w.History(ctx); w.Len() != 2 || contents(got) != "Be brief. We talked about fun facts." || !got[0].Protected {
+		t.Fatalf("after SetMessages and reopen: %+v", got)
+	}
+	for i := range 6 {
+		w.Record(ctx, Message{Role: User, Content: fmt.Sprintf("Another fact number %d.", i)})
+	}
+	w.Record(ctx, Message{Role: User, Content: "What is my locker code?"})
+	if got, _ := w.Context(ctx); strings.Contains(contents(got), "4711") {
+		t.Fatalf("recall brought back a replaced message: %q", contents(got))
+	}
+	if err := w.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w = reopen(w)
+	defer w.Close()
+	if got, _ := w.History(ctx); w.Len() != 0 || len(got) != 0 {
+		t.Fatalf("after Clear and reopen: %q", contents(got))
+	}
+	db := w.st.db
+	for _, name := range []string{"agent.messages", "agent.rounds"} {
+		if c, err := db.Collection(name); err != nil || c.Count() != 0 {
+			t.Fatalf("%s after Clear: %v records, %v", name, c.Count(), err)
+		}
+	}
+}
+
+// TestRecallAfterSystemPrompt checks that the recall block follows the
+// system prompt instead of preceding it.
+func TestRecallAfterSystemPrompt(t *testing.T) {
+	w, _ := New(50, &Options{Recall: true, RecallShare: 0.5})
+	defer w.Close()
+	w.RecordProtected(ctx, Message{Role: System, Content: "You are terse."})
+	w.Record(ctx, Message{Role: User, Content: "My locker code is 4711."})
+	for i := range 6 {
+		w.Record(ctx, Message{Role: User, Content: fmt.Sprintf("Tell me a fun fact number %d.", i)})
+	}
+	w.Record(ctx, Message{Role: User, Content: "What is my locker code?"})
+	got, err := w.Context(ctx)
+	if err != nil || len(got) < 3 {
+		t.Fatalf("Context = %+v, %v", got, err)
+	}
+	if got[0].Content != "You are terse." || !strings.HasPrefix(got[1].Content, RecallHeader) || !strings.Contains(got[1].Content, "4711") {
+		t.Fatalf("want the system prompt, then the recall block: %+v", got[:2])
+	}
+	if got[len(got)-1].Content != "What is my locker code?" {
+		t.Fatalf("the newest round is not last: %+v", got)
 	}
 }

@@ -24,13 +24,16 @@ package window
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
 // Role is who produced a message.
@@ -58,6 +61,10 @@ type Message struct {
 	Reasoning  string     // optional model reasoning
 	ToolCalls  []ToolCall // assistant messages only
 	ToolCallID string     // tool messages only: the call this answers
+	// Protected marks a message trimming never removes: RecordProtected
+	// sets it, Record and SetMessages keep it when set, and History and
+	// Context report it.
+	Protected bool
 }
 
 // clone copies m, so callers and the window never share slices.
@@ -156,14 +163,11 @@ func New(budget int, opts *Options) (*Window, error) {
 		if !(o.RecallShare > 0 && o.RecallShare < 1) { // NaN too
 			return nil, fmt.Errorf("%w: RecallShare %v, want between 0 and 1", ErrInvalid, o.RecallShare)
 		}
-		if o.Embedder == nil {
-			h, err := embed.NewHashing(0)
-			if err != nil {
-				return nil, err
-			}
-			o.Embedder = h
+		space, err := textvec.New(o.Embedder, errNothing, ErrInvalid)
+		if err != nil {
+			return nil, err
 		}
-		st, err := newRecallStore(o.Embedder)
+		st, err := newRecallStore(space)
 		if err != nil {
 			return nil, err
 		}
@@ -197,10 +201,11 @@ func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	if w.closed {
 		return ErrClosed
 	}
-	if err := w.check(m); err != nil {
+	if err := check(m, w.calls); err != nil {
 		return err
 	}
-	e := entry{m.clone(), protected, w.counter(m)}
+	m.Protected = m.Protected || protected
+	e := entry{m.clone(), m.Protected, w.counter(m)}
 	if err := w.persist(ctx, len(w.msgs), e); err != nil {
 		return err
 	}
@@ -212,8 +217,9 @@ func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	return w.indexRound(ctx, rs, len(rs)-1)
 }
 
-// check validates m against the session so far. The caller holds w.mu.
-func (w *Window) check(m Message) error {
+// check validates m against calls, the IDs of the tool calls recorded
+// before it.
+func check(m Message, calls map[string]bool) error {
 	switch m.Role {
 	case System, User, Assistant, Tool:
 	default:
@@ -226,16 +232,31 @@ func (w *Window) check(m Message) error {
 		if c.ID == "" {
 			return fmt.Errorf("%w: a tool call without an ID", ErrInvalid)
 		}
+		if !validUTF8(c.ID, c.Name, c.Arguments) {
+			return fmt.Errorf("%w: tool call %q is not valid UTF-8", ErrInvalid, c.ID)
+		}
+	}
+	if !validUTF8(m.Content, m.Reasoning, m.ToolCallID) {
+		return fmt.Errorf("%w: a message that is not valid UTF-8", ErrInvalid)
 	}
 	switch {
 	case m.Role == Tool && m.ToolCallID == "":
 		return fmt.Errorf("%w: a tool message without a tool call ID", ErrInvalid)
 	case m.Role != Tool && m.ToolCallID != "":
 		return fmt.Errorf("%w: only tool messages answer a tool call", ErrInvalid)
-	case m.Role == Tool && !w.calls[m.ToolCallID]:
+	case m.Role == Tool && !calls[m.ToolCallID]:
 		return fmt.Errorf("%w: %q", ErrUnknownToolCall, m.ToolCallID)
 	}
 	return nil
+}
+
+func validUTF8(ss ...string) bool {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // Context returns the window (see the package doc).
@@ -255,7 +276,73 @@ func (w *Window) Context(ctx context.Context) ([]Message, error) {
 	if err != nil || !ok {
 		return out, err
 	}
-	return append([]Message{block}, out...), nil
+	// The block goes after the leading system messages (the system prompt
+	// and the instructions kept with it), never ahead of them.
+	i := 0
+	for i < len(out) && out[i].Role == System {
+		i++
+	}
+	return slices.Insert(out, i, block), nil
+}
+
+// History returns every recorded message, chronologically, trimmed or
+// not; the caller owns the returned slice. O(messages).
+func (w *Window) History(ctx context.Context) ([]Message, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return nil, ErrClosed
+	}
+	out := make([]Message, len(w.msgs))
+	for i, e := range w.msgs {
+		out[i] = e.m.clone()
+	}
+	return out, nil
+}
+
+// Len returns the number of recorded messages.
+func (w *Window) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.msgs)
+}
+
+// Clear removes every recorded message; a stored window removes them
+// from its database too. It is SetMessages with none.
+func (w *Window) Clear(ctx context.Context) error { return w.SetMessages(ctx, nil) }
+
+// SetMessages replaces every recorded message with msgs (a message is
+// protected when its Protected field is set), as if they had been
+// recorded in order: they are validated as Record validates them, and
+// nothing changes when one is rejected. A stored window writes msgs in
+// one batch and then deletes the stored messages beyond them; when that
+// deletion fails, SetMessages returns the error with the window holding
+// msgs, and a reopened session would show the surplus old messages after
+// them until the next successful SetMessages or Clear. msgs is copied.
+func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	calls := map[string]bool{}
+	entries := make([]entry, len(msgs))
+	for i, m := range msgs {
+		if err := check(m, calls); err != nil {
+			return fmt.Errorf("message %d: %w", i, err)
+		}
+		for _, c := range m.ToolCalls {
+			calls[c.ID] = true
+		}
+		entries[i] = entry{m.clone(), m.Protected, w.counter(m)}
+	}
+	oldMsgs, oldRounds := len(w.msgs), len(w.rounds())
+	written, err := w.persistAll(ctx, entries, oldMsgs)
+	if !written {
+		return err
+	}
+	w.msgs, w.calls = entries, calls
+	return errors.Join(err, w.reindex(ctx, oldRounds))
 }
 
 // round is a run of entries [start, end).

@@ -130,6 +130,8 @@ func TestBadMessages(t *testing.T) {
 		want error
 	}{
 		{Message{Role: "robot", Content: "x"}, ErrInvalid},
+		{Message{Role: User, Content: "bad \xff"}, ErrInvalid},
+		{Message{Role: Assistant, ToolCalls: []ToolCall{{ID: "1", Arguments: "\xc3"}}}, ErrInvalid},
 		{Message{Role: User, ToolCalls: []ToolCall{{ID: "1"}}}, ErrInvalid},
 		{Message{Role: Assistant, ToolCalls: []ToolCall{{Name: "no id"}}}, ErrInvalid},
 		{Message{Role: Tool, Content: "r"}, ErrInvalid},
