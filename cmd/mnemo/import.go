@@ -26,25 +26,23 @@ import (
 // altered by decoding: a line with invalid UTF-8 or a lone UTF-16
 // surrogate escape, which encoding/json would turn into U+FFFD, is bad.
 func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error) {
-	fs := newFlags("import", "import --db DIR --collection NAME [--dim N --metric M] [--file F] [--batch N] [--skip-bad]", stderr)
-	dir, name := dbFlags(fs, true)
-	dim := fs.Int("dim", 0, "dimension, to create the collection (and the database) if it does not exist")
-	metricName := fs.String("metric", "cosine", "metric of a new collection: cosine, dot or l2")
+	fs := newFlags("import", out, stderr)
+	dir := dbFlag(fs)
+	name := collectionFlag(fs, true, "the collection `NAME`")
+	dim := fs.Int("dim", 0, "create the collection (and the database) with dimension `N` if it does not exist")
+	metricName := fs.String("metric", "cosine", "the metric `M` of a collection --dim creates: cosine, dot or l2")
 	file := fs.String("file", "", "read `FILE` instead of standard input")
-	batch := fs.Int("batch", 1000, "records per commit")
+	batch := fs.Int("batch", 1000, "commit every `N` records")
 	skipBad := fs.Bool("skip-bad", false, "report bad lines and go on instead of stopping")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *batch <= 0 {
-		return fmt.Errorf("%w: --batch %d, want > 0", errUsage, *batch)
-	}
-	if *name == "" {
-		return fmt.Errorf("%w: --collection is required", errUsage)
+		return fs.fail("--batch %d, want > 0", *batch)
 	}
 	metric, err := parseMetric(*metricName)
 	if err != nil {
-		return err
+		return fs.fail("%v", err)
 	}
 	in := stdin
 	if *file != "" {
@@ -293,5 +291,5 @@ func parseMetric(s string) (engine.Metric, error) {
 	case "l2", "euclidean":
 		return engine.L2, nil
 	}
-	return 0, fmt.Errorf("%w: unknown metric %q (want cosine, dot or l2)", errUsage, s)
+	return 0, fmt.Errorf("unknown metric %q (want cosine, dot or l2)", s)
 }
