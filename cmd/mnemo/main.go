@@ -3,6 +3,7 @@
 //	mnemo demo [--keep DIR]    store and recall real memories through every adapter
 //	mnemo import|export|get|query|stats|checkpoint|verify|backup|compact --db DIR ...
 //	mnemo bench ann ...        measure the index backends
+//	mnemo version              the module version and VCS revision
 //	mnemo help [COMMAND]       the commands, or one command's usage and flags
 //
 // Flags are written --flag (Go's flag package accepts -flag too). Usage
@@ -44,6 +45,7 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"backup":     backup,
 	"compact":    compact,
 	"bench":      benchCmd,
+	"version":    version,
 }
 
 // run executes a command line and returns the exit status: 0 on success,
@@ -57,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help":
 		fmt.Fprint(stdout, generalUsage())
 		return 0
+	case "--version", "-version":
+		args = []string{"version"}
 	case "help":
 		return help(args[1:], stdout, stderr)
 	}

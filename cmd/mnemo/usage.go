@@ -39,6 +39,8 @@ var usages = []usage{
 		"Give the space of deleted records back."},
 	{"bench ann", "bench ann (--base FILE --query FILE [--gt FILE] | --synthetic SPEC) [--metric M] [--k N] [--ef LIST] [--m N] [--efc N] [--backends LIST] [--threads N] [--queries N] [--json FILE] [--svg FILE]", "measure recall and queries/s of the index backends",
 		"Measure the index backends on TEXMEX files or a synthetic set: build rate, memory, recall@k, queries/s and latency per ef."},
+	{"version", "version", "the module version and VCS revision",
+		"Print the module version and the VCS revision mnemo was built from."},
 	{"help", "help [COMMAND]", "this text, or a command's usage and flags",
 		"Print the list of commands, or a command's usage and flags."},
 }

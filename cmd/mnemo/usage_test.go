@@ -25,6 +25,7 @@ func TestHelp(t *testing.T) {
 		{[]string{"import", "-h"}, 0, "Usage: mnemo import --db DIR --collection NAME", ""},
 		{[]string{"import", "--db", "x", "-help"}, 0, "Usage: mnemo import --db DIR --collection NAME", ""},
 		{[]string{"help", "get"}, 0, "Usage: mnemo get --db DIR --collection NAME ID...", ""},
+		{[]string{"help", "version"}, 0, "Usage: mnemo version\n", ""},
 		{[]string{"help", "help"}, 0, "Usage: mnemo help [COMMAND]\n", ""},
 		{[]string{"help", "bench"}, 0, "Usage: mnemo bench SUBCOMMAND", ""},
 		{[]string{"bench", "--help"}, 0, "Usage: mnemo bench SUBCOMMAND", ""},
