@@ -156,14 +156,9 @@ func query(args []string, out, stderr io.Writer) error {
 			return fmt.Errorf("--vector: %v", err)
 		}
 	} else {
-		h, err := embed.NewHashing(c.Config().Dimension)
-		if err != nil {
+		if v, err = embedText(c, *name, *text); err != nil {
 			return err
 		}
-		if id := c.Config().Embedder; id != "" && id != h.Identity() {
-			return fmt.Errorf("--text embeds with %s, but %q was made with %s; pass --vector", h.Identity(), *name, id)
-		}
-		v = h.Vector(*text)
 	}
 	f, err := engine.ParseFilter(*filter)
 	if err != nil {
@@ -177,6 +172,26 @@ func query(args []string, out, stderr io.Writer) error {
 		fmt.Fprintf(out, "%.4f  %s  %s\n", h.Similarity, h.Record.ID, oneLine(h.Record.Content, 100))
 	}
 	return nil
+}
+
+// embedText embeds a --text query for collection c (named name) with the
+// offline hashing embedder, the only one the command line has, and only
+// when the collection records that its vectors were made with it: vectors
+// from another model, or from an unrecorded one (such as a plain import),
+// live in another space, and hits against them would mean nothing.
+func embedText(c *engine.Collection, name, text string) ([]float32, error) {
+	h, err := embed.NewHashing(c.Config().Dimension)
+	if err != nil {
+		return nil, err
+	}
+	switch id := c.Config().Embedder; id {
+	case h.Identity():
+		return h.Vector(text), nil
+	case "":
+		return nil, fmt.Errorf("collection %q has no recorded embedder, so --text cannot embed a query in its vector space; query it with --vector JSON, a vector made the way its records' vectors were", name)
+	default:
+		return nil, fmt.Errorf("collection %q was made with the embedder %s, which the command line does not have (--text embeds with %s); query it with --vector JSON, a vector from %s", name, id, h.Identity(), id)
+	}
 }
 
 func oneLine(s string, n int) string {
