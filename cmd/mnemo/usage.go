@@ -19,7 +19,7 @@ import (
 var usages = []usage{
 	{"demo", "demo [--keep DIR]", "store and recall memories through every adapter",
 		"Store and recall real memories through every adapter, in a temporary database unless --keep names a directory."},
-	{"import", "import --db DIR --collection NAME [--dim N [--metric M]] [--file FILE] [--batch N] [--skip-bad]", "read JSONL records into a collection",
+	{"import", "import --db DIR --collection NAME [--dim N [--metric M]] [--file FILE] [--batch N] [--skip-bad] [--progress]", "read JSONL records into a collection",
 		`Read JSONL records ({"id", "vector", "content", "metadata"}, one per line) and commit them in fsynced batches, printing "committed N" on standard output after each: the first N records are then durable. --dim creates the collection (and the database) if it does not exist.`},
 	{"export", "export --db DIR --collection NAME [--out FILE]", "write a collection as JSONL",
 		"Write a collection's records as JSONL, in id order."},
@@ -137,6 +137,13 @@ func (fs *flagSet) require(names ...string) {
 	for _, n := range names {
 		fs.required[n] = true
 	}
+}
+
+// isSet reports whether the flag name was given.
+func (fs *flagSet) isSet(name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parse parses args, which must hold flags only.
