@@ -110,21 +110,33 @@ func benchANN(args []string, out, stderr io.Writer) error {
 		ds.Name, len(ds.Base), ds.Dim(), len(ds.Queries), metric, *k, *m, *efc, *threads)
 	fmt.Fprint(out, bench.Table(rows))
 	if *jsonOut != "" {
-		js, _ := json.MarshalIndent(rows, "", "  ")
+		js, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return fmt.Errorf("--json: %w", err)
+		}
 		if err := os.WriteFile(*jsonOut, append(js, '\n'), 0o644); err != nil {
-			return err
+			return fmt.Errorf("--json: %w", err)
 		}
 	}
 	if *svgOut != "" {
-		f, err := os.Create(*svgOut)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
 		title := fmt.Sprintf("%s (%d x %d, %s): recall@%d vs queries/s", ds.Name, len(ds.Base), ds.Dim(), metric, *k)
-		if err := bench.WriteSVG(f, rows, title); err != nil {
-			return err
+		if err := writeFile(*svgOut, func(w io.Writer) error { return bench.WriteSVG(w, rows, title) }); err != nil {
+			return fmt.Errorf("--svg: %w", err)
 		}
 	}
 	return nil
+}
+
+// writeFile creates the file name and writes it with write, reporting the
+// first error of the create, the writes and the close.
+func writeFile(name string, write func(io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
