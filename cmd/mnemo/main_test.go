@@ -22,6 +22,8 @@ func TestUsage(t *testing.T) {
 		{[]string{"demo", "extra"}, 2, `unexpected argument "extra"`},
 		{[]string{"demo", "--help"}, 0, "--keep DIR"},
 		{[]string{"stats"}, 2, "mnemo stats: --db is required\n"},
+		{[]string{"import", "--file", "x"}, 2, "mnemo import: --db and --collection are required\n"},
+		{[]string{"backup", "--to", ""}, 2, "mnemo backup: --db and --to are required\n"},
 		{[]string{"import", "--db", "x", "--collection", "c", "--batch", "0"}, 2, "mnemo import: --batch 0, want > 0\n"},
 		{[]string{"import", "--db", "x", "--collection", "c", "--metric", "hamming"}, 2, `mnemo import: unknown metric "hamming"`},
 	}

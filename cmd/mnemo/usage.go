@@ -116,8 +116,8 @@ func wrapSynopsis(prefix, s string) string {
 // itself, naming flags in the --flag style, and checks required flags.
 type flagSet struct {
 	*flag.FlagSet
-	name           string // "import", "bench ann"
-	required       map[string]bool
+	name           string   // "import", "bench ann"
+	required       []string // in the order declared
 	stdout, stderr io.Writer
 }
 
@@ -128,15 +128,13 @@ func newFlags(name string, stdout, stderr io.Writer) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard) // parse reports errors, in the --flag style
 	fs.Usage = func() {}
-	return &flagSet{FlagSet: fs, name: name, required: map[string]bool{}, stdout: stdout, stderr: stderr}
+	return &flagSet{FlagSet: fs, name: name, stdout: stdout, stderr: stderr}
 }
 
 // require marks flags that must be given a non-empty value. Their help
 // says "(required)" and parse reports a missing one.
 func (fs *flagSet) require(names ...string) {
-	for _, n := range names {
-		fs.required[n] = true
-	}
+	fs.required = append(fs.required, names...)
 }
 
 // isSet reports whether the flag name was given.
@@ -170,12 +168,20 @@ func (fs *flagSet) parseArgs(args []string) error {
 	if err != nil {
 		return fs.fail("%s", flagError(err))
 	}
-	for _, n := range sortedKeys(fs.required) {
+	var missing []string
+	for _, n := range fs.required {
 		if fs.Lookup(n).Value.String() == "" {
-			return fs.fail("--%s is required", n)
+			missing = append(missing, "--"+n)
 		}
 	}
-	return nil
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return fs.fail("%s is required", missing[0])
+	}
+	last := len(missing) - 1
+	return fs.fail("%s and %s are required", strings.Join(missing[:last], ", "), missing[last])
 }
 
 // fail reports a usage error of the command on stderr, with its usage
@@ -200,7 +206,7 @@ func (fs *flagSet) help(w io.Writer) {
 		if n++; n == 1 {
 			fmt.Fprint(w, "\nFlags:\n")
 		}
-		fmt.Fprint(w, flagHelp(f, fs.required[f.Name]))
+		fmt.Fprint(w, flagHelp(f, slices.Contains(fs.required, f.Name)))
 	})
 }
 
@@ -269,13 +275,4 @@ func flagError(err error) string {
 		}
 	}
 	return msg
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
