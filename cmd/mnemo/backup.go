@@ -10,14 +10,12 @@ import (
 // backup writes a consistent copy of a database into a new directory.
 // Restore is opening the copy; `mnemo verify --db COPY` checks it.
 func backup(args []string, out, stderr io.Writer) (err error) {
-	fs := newFlags("backup", "backup --db DIR --to DIR2", stderr)
-	dir, _ := dbFlags(fs, false)
-	to := fs.String("to", "", "backup `DIR2`, absent or empty (required)")
-	if err := parse(fs, args); err != nil {
+	fs := newFlags("backup", out, stderr)
+	dir := dbFlag(fs)
+	fs.require("to")
+	to := fs.String("to", "", "write the copy into `DIR2`, which must be absent or empty")
+	if err := fs.parse(args); err != nil {
 		return err
-	}
-	if *to == "" {
-		return fmt.Errorf("%w: --to is required", errUsage)
 	}
 	db, err := openDB(*dir, false)
 	if err != nil {
@@ -34,9 +32,9 @@ func backup(args []string, out, stderr io.Writer) (err error) {
 
 // compact gives the space of deleted records back.
 func compact(args []string, out, stderr io.Writer) (err error) {
-	fs := newFlags("compact", "compact --db DIR", stderr)
-	dir, _ := dbFlags(fs, false)
-	if err := parse(fs, args); err != nil {
+	fs := newFlags("compact", out, stderr)
+	dir := dbFlag(fs)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	db, err := openDB(*dir, false)

@@ -13,39 +13,64 @@ import (
 	"github.com/mnemodb/mnemo/bench"
 )
 
+// benchSubcommands maps each subcommand of "mnemo bench" to the function
+// that runs it with the arguments after its name.
+var benchSubcommands = map[string]func(args []string, out, stderr io.Writer) error{
+	"ann": benchANN,
+}
+
 // benchCmd dispatches "mnemo bench SUBCOMMAND".
 func benchCmd(args []string, out, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "ann" {
-		fmt.Fprintln(stderr, "Usage: mnemo bench ann [flags]   (mnemo bench ann --help)")
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "mnemo bench: no subcommand\n"+benchUsage)
 		return errUsage
 	}
-	return benchANN(args[1:], out, stderr)
+	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprint(out, benchUsage)
+		return nil
+	}
+	sub, ok := benchSubcommands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "mnemo bench: unknown bench subcommand %q\n%s", args[0], benchUsage)
+		return errUsage
+	}
+	return sub(args[1:], out, stderr)
 }
+
+// benchUsage lists the subcommands of "mnemo bench".
+var benchUsage = `Usage: mnemo bench SUBCOMMAND [flags]
+
+Subcommands:
+  ann    measure the index backends: recall, queries/s, build rate, memory
+
+Run "mnemo help bench ann" for its flags.
+`
 
 // benchANN measures the index backends on the user's data or a synthetic
 // set: build rate, memory, recall@k, queries/s and latency per ef.
 func benchANN(args []string, out, stderr io.Writer) error {
-	fs := newFlags("bench ann", "bench ann (--base F --query F [--gt F] | --synthetic n=N,dim=D,clusters=C,seed=S) [flags]", stderr)
-	base := fs.String("base", "", "base vectors (`FILE`: .fvecs or .bvecs)")
-	queryF := fs.String("query", "", "query vectors (.fvecs or .bvecs)")
-	gt := fs.String("gt", "", "ground truth (.ivecs); computed exactly when absent")
-	synth := fs.String("synthetic", "", "a synthetic clustered set: n=,dim=,clusters=,seed=,queries=")
-	metricName := fs.String("metric", "cosine", "cosine, dot or l2")
-	k := fs.Int("k", 10, "neighbours per query")
-	efs := fs.String("ef", "10,20,40,80,160,320", "comma-separated ef sweep")
-	m := fs.Int("m", 16, "HNSW M")
-	efc := fs.Int("efc", 200, "HNSW efConstruction")
-	backends := fs.String("backends", "hnsw,flat,coder", "comma-separated: hnsw, flat, coder")
-	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "goroutines for the parallel build and query runs (1: single-goroutine build)")
-	queries := fs.Int("queries", 0, "use at most this many queries (0: all)")
+	fs := newFlags("bench ann", out, stderr)
+	base := fs.String("base", "", "the base vectors, a .fvecs or .bvecs `FILE`")
+	queryF := fs.String("query", "", "the query vectors, a .fvecs or .bvecs `FILE`")
+	gt := fs.String("gt", "", "the ground truth, an .ivecs `FILE` (default: computed exactly)")
+	synth := fs.String("synthetic", "", "a synthetic clustered set instead of files, `SPEC` n=N,dim=D[,clusters=C][,seed=S][,queries=Q]")
+	metricName := fs.String("metric", "cosine", "the metric `M`: cosine, dot or l2")
+	k := fs.Int("k", 10, "`N` neighbours per query")
+	efs := fs.String("ef", "10,20,40,80,160,320", "the ef sweep, a comma-separated `LIST`")
+	m := fs.Int("m", 16, "HNSW M, `N` neighbours per node")
+	efc := fs.Int("efc", 200, "HNSW efConstruction `N`")
+	backends := fs.String("backends", "hnsw,flat,coder", "comma-separated `LIST` of backends: hnsw, flat, coder")
+	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "`N` goroutines for the parallel build and query runs (1: single-goroutine build)")
+	queries := fs.Int("queries", 0, "use at most `N` queries (0: all)")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
 	svgOut := fs.String("svg", "", "write a recall vs queries/s chart to `FILE`")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	metric, err := parseMetric(*metricName)
 	if err != nil {
-		return err
+		return fs.fail("%v", err)
 	}
 	cfg := bench.Config{K: *k, M: *m, EfC: *efc, Threads: *threads, Queries: *queries, Snapshot: true}
 	for _, b := range strings.Split(*backends, ",") {
@@ -56,7 +81,7 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	for _, s := range strings.Split(*efs, ",") {
 		ef, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || ef <= 0 {
-			return fmt.Errorf("%w: --ef %q: want positive integers", errUsage, *efs)
+			return fs.fail("--ef %q: want positive integers", *efs)
 		}
 		cfg.Efs = append(cfg.Efs, ef)
 	}
@@ -65,7 +90,7 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	case *synth != "" && *base == "":
 		p, err := bench.ParseSynthetic(*synth)
 		if err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+			return fs.fail("--synthetic: %v", err)
 		}
 		p.Metric = metric
 		fmt.Fprintf(stderr, "generating %s\n", *synth)
@@ -75,7 +100,7 @@ func benchANN(args []string, out, stderr io.Writer) error {
 			return err
 		}
 	default:
-		return fmt.Errorf("%w: give --base and --query, or --synthetic", errUsage)
+		return fs.fail("give --base and --query, or --synthetic")
 	}
 	rows, err := bench.Run(ds, cfg, stderr)
 	if err != nil {
@@ -85,21 +110,33 @@ func benchANN(args []string, out, stderr io.Writer) error {
 		ds.Name, len(ds.Base), ds.Dim(), len(ds.Queries), metric, *k, *m, *efc, *threads)
 	fmt.Fprint(out, bench.Table(rows))
 	if *jsonOut != "" {
-		js, _ := json.MarshalIndent(rows, "", "  ")
+		js, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			return fmt.Errorf("--json: %w", err)
+		}
 		if err := os.WriteFile(*jsonOut, append(js, '\n'), 0o644); err != nil {
-			return err
+			return fmt.Errorf("--json: %w", err)
 		}
 	}
 	if *svgOut != "" {
-		f, err := os.Create(*svgOut)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
 		title := fmt.Sprintf("%s (%d x %d, %s): recall@%d vs queries/s", ds.Name, len(ds.Base), ds.Dim(), metric, *k)
-		if err := bench.WriteSVG(f, rows, title); err != nil {
-			return err
+		if err := writeFile(*svgOut, func(w io.Writer) error { return bench.WriteSVG(w, rows, title) }); err != nil {
+			return fmt.Errorf("--svg: %w", err)
 		}
 	}
 	return nil
+}
+
+// writeFile creates the file name and writes it with write, reporting the
+// first error of the create, the writes and the close.
+func writeFile(name string, write func(io.Writer) error) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -42,3 +42,22 @@ func TestBenchANN(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchANNWriteErrors checks that a chart or JSON file that cannot be
+// written fails the command: on a full device, or in a missing directory.
+func TestBenchANNWriteErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing", "r")
+	tests := [][]string{{"--svg", missing + ".svg"}, {"--json", missing + ".json"}}
+	if _, err := os.Stat("/dev/full"); err == nil {
+		tests = append(tests, []string{"--svg", "/dev/full"}, []string{"--json", "/dev/full"})
+	}
+	for _, extra := range tests {
+		args := append([]string{"bench", "ann", "--synthetic", "n=300,dim=8,clusters=4,seed=3,queries=10", "--ef", "10",
+			"--backends", "hnsw,flat", "--threads", "1"}, extra...)
+		var out, errOut bytes.Buffer
+		if code := run(args, &out, &errOut); code != 1 || !strings.HasPrefix(errOut.String(), "generating ") ||
+			!strings.Contains(errOut.String(), "mnemo bench: "+extra[0]+": ") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 and the error", extra, code, errOut.String())
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,23 +26,24 @@ func toJSON(r engine.Record) jsonRecord {
 	return jsonRecord{ID: r.ID, Vector: r.Vector, Content: r.Content, Metadata: r.Metadata}
 }
 
-// dbFlags adds --db (and --collection when coll) to fs.
-func dbFlags(fs *flag.FlagSet, coll bool) (*string, *string) {
-	dir := fs.String("db", "", "database `DIR` (required)")
-	var name *string
-	if coll {
-		name = fs.String("collection", "", "collection `NAME` (required)")
+// dbFlag adds the required flag --db to fs.
+func dbFlag(fs *flagSet) *string {
+	fs.require("db")
+	return fs.String("db", "", "the database directory `DIR`")
+}
+
+// collectionFlag adds --collection to fs, required or optional.
+func collectionFlag(fs *flagSet, required bool, usage string) *string {
+	if required {
+		fs.require("collection")
 	}
-	return dir, name
+	return fs.String("collection", "", usage)
 }
 
 // openDB opens the database in dir. Unless create is set, a missing
 // database is an error wrapping engine.ErrNoDatabase and nothing is
 // created: only import, told a collection's shape, creates one.
 func openDB(dir string, create bool) (*engine.DB, error) {
-	if dir == "" {
-		return nil, fmt.Errorf("%w: --db is required", errUsage)
-	}
 	return engine.Open(dir, &engine.Options{MustExist: !create})
 }
 
@@ -59,9 +59,6 @@ func closeDB(db *engine.DB, err *error) {
 // openCollection opens the database in dir and its collection name; the
 // caller closes the database.
 func openCollection(dir, name string) (*engine.DB, *engine.Collection, error) {
-	if name == "" {
-		return nil, nil, fmt.Errorf("%w: --collection is required", errUsage)
-	}
 	db, err := openDB(dir, false)
 	if err != nil {
 		return nil, nil, err
@@ -75,9 +72,9 @@ func openCollection(dir, name string) (*engine.DB, *engine.Collection, error) {
 }
 
 func stats(args []string, out, stderr io.Writer) error {
-	fs := newFlags("stats", "stats --db DIR", stderr)
-	dir, _ := dbFlags(fs, false)
-	if err := parse(fs, args); err != nil {
+	fs := newFlags("stats", out, stderr)
+	dir := dbFlag(fs)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	db, err := openDB(*dir, false)
@@ -105,13 +102,14 @@ func stats(args []string, out, stderr io.Writer) error {
 }
 
 func get(args []string, out, stderr io.Writer) error {
-	fs := newFlags("get", "get --db DIR --collection NAME ID...", stderr)
-	dir, name := dbFlags(fs, true)
-	if err := fs.Parse(args); err != nil {
-		return usageErr(err)
+	fs := newFlags("get", out, stderr)
+	dir := dbFlag(fs)
+	name := collectionFlag(fs, true, "the collection `NAME`")
+	if err := fs.parseArgs(args); err != nil {
+		return err
 	}
 	if fs.NArg() == 0 {
-		return fmt.Errorf("%w: no IDs given", errUsage)
+		return fs.fail("no IDs given")
 	}
 	db, c, err := openCollection(*dir, *name)
 	if err != nil {
@@ -133,19 +131,19 @@ func get(args []string, out, stderr io.Writer) error {
 }
 
 func query(args []string, out, stderr io.Writer) error {
-	fs := newFlags("query", "query --db DIR --collection NAME (--vector JSON | --text TEXT) [--k N] [--ef N] [--filter JSON]", stderr)
-	dir, name := dbFlags(fs, true)
-	vecJSON := fs.String("vector", "", "query vector as a JSON array")
-	text := fs.String("text", "", "query text, embedded with the offline embedder")
-	k := fs.Int("k", 10, "number of hits")
-	ef := fs.Int("ef", 0, "HNSW search width (0: the collection's default)")
-	filter := fs.String("filter", "", "metadata filter as JSON, e.g. '{\"source\": \"web\"}'")
-	if err := parse(fs, args); err != nil {
+	fs := newFlags("query", out, stderr)
+	dir := dbFlag(fs)
+	name := collectionFlag(fs, true, "the collection `NAME`")
+	vecJSON := fs.String("vector", "", "the query vector, a `JSON` array of numbers (this or --text)")
+	text := fs.String("text", "", "the query `TEXT`, embedded with the offline hashing embedder; only for a collection made with it (this or --vector)")
+	k := fs.Int("k", 10, "return the `N` nearest records")
+	ef := fs.Int("ef", 0, "HNSW search width `N` (0: the collection's default)")
+	filter := fs.String("filter", "", "metadata filter, a `JSON` object, e.g. '{\"source\": \"web\"}'")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if (*vecJSON == "") == (*text == "") {
-		fmt.Fprintln(stderr, "mnemo query: give exactly one of --vector and --text")
-		return errUsage
+		return fs.fail("give exactly one of --vector and --text")
 	}
 	db, c, err := openCollection(*dir, *name)
 	if err != nil {
@@ -158,14 +156,9 @@ func query(args []string, out, stderr io.Writer) error {
 			return fmt.Errorf("--vector: %v", err)
 		}
 	} else {
-		h, err := embed.NewHashing(c.Config().Dimension)
-		if err != nil {
+		if v, err = embedText(c, *name, *text); err != nil {
 			return err
 		}
-		if id := c.Config().Embedder; id != "" && id != h.Identity() {
-			return fmt.Errorf("--text embeds with %s, but %q was made with %s; pass --vector", h.Identity(), *name, id)
-		}
-		v = h.Vector(*text)
 	}
 	f, err := engine.ParseFilter(*filter)
 	if err != nil {
@@ -181,6 +174,26 @@ func query(args []string, out, stderr io.Writer) error {
 	return nil
 }
 
+// embedText embeds a --text query for collection c (named name) with the
+// offline hashing embedder, the only one the command line has, and only
+// when the collection records that its vectors were made with it: vectors
+// from another model, or from an unrecorded one (such as a plain import),
+// live in another space, and hits against them would mean nothing.
+func embedText(c *engine.Collection, name, text string) ([]float32, error) {
+	h, err := embed.NewHashing(c.Config().Dimension)
+	if err != nil {
+		return nil, err
+	}
+	switch id := c.Config().Embedder; id {
+	case h.Identity():
+		return h.Vector(text), nil
+	case "":
+		return nil, fmt.Errorf("collection %q has no recorded embedder, so --text cannot embed a query in its vector space; query it with --vector JSON, a vector made the way its records' vectors were", name)
+	default:
+		return nil, fmt.Errorf("collection %q was made with the embedder %s, which the command line does not have (--text embeds with %s); query it with --vector JSON, a vector from %s", name, id, h.Identity(), id)
+	}
+}
+
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
@@ -190,9 +203,10 @@ func oneLine(s string, n int) string {
 }
 
 func checkpoint(args []string, out, stderr io.Writer) (err error) {
-	fs := newFlags("checkpoint", "checkpoint --db DIR [--collection NAME]", stderr)
-	dir, name := dbFlags(fs, true)
-	if err := parse(fs, args); err != nil {
+	fs := newFlags("checkpoint", out, stderr)
+	dir := dbFlag(fs)
+	name := collectionFlag(fs, false, "checkpoint only the collection `NAME` (default: every collection)")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	db, err := openDB(*dir, false)
@@ -218,9 +232,9 @@ func checkpoint(args []string, out, stderr io.Writer) (err error) {
 }
 
 func verify(args []string, out, stderr io.Writer) error {
-	fs := newFlags("verify", "verify --db DIR", stderr)
-	dir, _ := dbFlags(fs, false)
-	if err := parse(fs, args); err != nil {
+	fs := newFlags("verify", out, stderr)
+	dir := dbFlag(fs)
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	db, err := openDB(*dir, false)
@@ -250,10 +264,11 @@ func verify(args []string, out, stderr io.Writer) error {
 var errInconsistent = errors.New("the database is not consistent")
 
 func export(args []string, out, stderr io.Writer) error {
-	fs := newFlags("export", "export --db DIR --collection NAME [--out FILE]", stderr)
-	dir, name := dbFlags(fs, true)
+	fs := newFlags("export", out, stderr)
+	dir := dbFlag(fs)
+	name := collectionFlag(fs, true, "the collection `NAME`")
 	file := fs.String("out", "", "write to `FILE` instead of standard output")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	db, c, err := openCollection(*dir, *name)

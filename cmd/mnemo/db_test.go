@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 // TestMissingDatabase checks that no command creates a database it was not
@@ -161,4 +164,66 @@ func exportIDs(t *testing.T, dir, name string) []string {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// TestQueryText checks that query --text embeds only for a collection made
+// with the offline hashing embedder: a collection with no recorded
+// embedder (as import makes them) or another embedder is an error, exit 1,
+// that says to query with --vector, and prints no hits.
+func TestQueryText(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	h, err := embed.NewHashing(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := engine.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, emb := range map[string]string{"hashed": h.Identity(), "plain": "", "remote": "openai/text-embedding-3-small/64"} {
+		c, err := db.CreateCollection(name, engine.CollectionConfig{Dimension: 64, Embedder: emb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var recs []engine.Record
+		for i, s := range []string{"the cat sat on the mat", "stock prices fell sharply", "a kitten sleeps on a rug"} {
+			recs = append(recs, engine.Record{ID: fmt.Sprint("r", i), Vector: h.Vector(s), Content: s})
+		}
+		if _, err := c.Upsert(context.Background(), recs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		collection string
+		code       int
+		stdout     string
+		stderr     []string
+	}{
+		{"hashed", 0, "r0  the cat sat on the mat", nil},
+		{"plain", 1, "", []string{`mnemo query: collection "plain" has no recorded embedder`, "--vector"}},
+		{"remote", 1, "", []string{`mnemo query: collection "remote" was made with the embedder openai/text-embedding-3-small/64`, "--vector"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.collection, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run([]string{"query", "--db", dir, "--collection", tt.collection, "--text", "the cat sat on the mat", "--k", "1"}, &out, &errOut)
+			if code != tt.code || !strings.Contains(out.String(), tt.stdout) || tt.stdout == "" && out.Len() > 0 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and stdout %q", code, out.String(), errOut.String(), tt.code, tt.stdout)
+			}
+			for _, w := range tt.stderr {
+				if !strings.Contains(errOut.String(), w) || strings.Count(errOut.String(), "\n") != 1 {
+					t.Errorf("stderr %q: want one line with %q", errOut.String(), w)
+				}
+			}
+		})
+	}
+	// --vector still queries the collection without an embedder.
+	var out, errOut bytes.Buffer
+	vec, _ := json.Marshal(h.Vector("stock prices fell sharply"))
+	if code := run([]string{"query", "--db", dir, "--collection", "plain", "--vector", string(vec), "--k", "1"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "r1") {
+		t.Errorf("--vector: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
 }

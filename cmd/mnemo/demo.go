@@ -22,9 +22,9 @@ import (
 // scores and timings, reopens the database to show it persisted, and
 // removes the directory unless --keep names one.
 func demo(args []string, out, stderr io.Writer) error {
-	fs := newFlags("demo", "demo [--keep DIR]", stderr)
-	keep := fs.String("keep", "", "keep the database in `DIR` (created if missing) instead of a removed temp dir")
-	if err := parse(fs, args); err != nil {
+	fs := newFlags("demo", out, stderr)
+	keep := fs.String("keep", "", "keep the database in `DIR` (created if missing) instead of a temporary directory removed at the end")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	dir := *keep

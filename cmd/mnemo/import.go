@@ -17,42 +17,51 @@ import (
 )
 
 // importCmd reads JSONL records and commits them in batches with fsync,
-// printing "committed N" (cumulative) after each commit: a record counted
-// there is durable. A bad line stops the import before its batch is
-// written, unless --skip-bad, which reports it and goes on.
+// printing "committed N" (cumulative) on stdout after each commit: a
+// record counted there is durable. Each commit gets its line, however
+// many there are, since the line is the acknowledgement: a script that
+// resumes after a crash starts after the last N it saw. A bad line stops
+// the import before its batch is written, unless --skip-bad, which
+// reports it and goes on.
+//
+// Progress (records, share of the file read, records/s, time left) goes
+// to stderr when it is a terminal or when --progress asks; --progress=false
+// turns it off. From standard input the size is unknown: no time left.
 //
 // A line holds exactly one JSON object (surrounding whitespace aside) in
 // valid UTF-8; blank lines are skipped. Import never stores a record
 // altered by decoding: a line with invalid UTF-8 or a lone UTF-16
 // surrogate escape, which encoding/json would turn into U+FFFD, is bad.
 func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error) {
-	fs := newFlags("import", "import --db DIR --collection NAME [--dim N --metric M] [--file F] [--batch N] [--skip-bad]", stderr)
-	dir, name := dbFlags(fs, true)
-	dim := fs.Int("dim", 0, "dimension, to create the collection (and the database) if it does not exist")
-	metricName := fs.String("metric", "cosine", "metric of a new collection: cosine, dot or l2")
+	fs := newFlags("import", out, stderr)
+	dir := dbFlag(fs)
+	name := collectionFlag(fs, true, "the collection `NAME`")
+	dim := fs.Int("dim", 0, "create the collection (and the database) with dimension `N` if it does not exist")
+	metricName := fs.String("metric", "cosine", "the metric `M` of a collection --dim creates: cosine, dot or l2")
 	file := fs.String("file", "", "read `FILE` instead of standard input")
-	batch := fs.Int("batch", 1000, "records per commit")
+	batch := fs.Int("batch", 1000, "commit every `N` records")
 	skipBad := fs.Bool("skip-bad", false, "report bad lines and go on instead of stopping")
-	if err := parse(fs, args); err != nil {
+	showProgress := fs.Bool("progress", false, "show progress, records/s and the time left on standard error (default: when it is a terminal)")
+	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if *batch <= 0 {
-		return fmt.Errorf("%w: --batch %d, want > 0", errUsage, *batch)
-	}
-	if *name == "" {
-		return fmt.Errorf("%w: --collection is required", errUsage)
+		return fs.fail("--batch %d, want > 0", *batch)
 	}
 	metric, err := parseMetric(*metricName)
 	if err != nil {
-		return err
+		return fs.fail("%v", err)
 	}
-	in := stdin
+	in, size := stdin, int64(0)
 	if *file != "" {
 		f, err := os.Open(*file)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			size = fi.Size()
+		}
 		in = f
 	}
 	db, err := openDB(*dir, *dim > 0)
@@ -73,6 +82,12 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	if err != nil {
 		return err
 	}
+	var prog *progress
+	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
+		prog = newProgress(stderr, "importing", "records", size)
+	}
+	defer prog.clear() // before the caller reports an error
+	sharedTerminal := isTerminal(out) && prog != nil
 	lines := newLineReader(in, maxLine)
 	var pending []engine.Record
 	committed, bad := 0, 0
@@ -85,10 +100,11 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		}
 		committed += len(pending)
 		pending = pending[:0]
-		fmt.Fprintf(out, "committed %d\n", committed)
-		if committed%(10*(*batch)) == 0 {
-			fmt.Fprintf(stderr, "imported %d records (line %d)\n", committed, lines.n)
+		if sharedTerminal {
+			prog.clear()
 		}
+		fmt.Fprintf(out, "committed %d\n", committed)
+		prog.update(int64(committed), lines.read)
 		return nil
 	}
 	seen := map[string]bool{}
@@ -118,6 +134,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 				return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", lines.n, err, committed)
 			}
 			bad++
+			prog.clear()
 			fmt.Fprintf(stderr, "line %d: skipped: %v\n", lines.n, err)
 			continue
 		}
@@ -135,7 +152,8 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	if err := commit(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "imported %d records, skipped %d bad lines\n", committed, bad)
+	prog.clear()
+	fmt.Fprintf(stderr, "imported %d records, skipped %d bad lines%s\n", committed, bad, prog.summary(int64(committed)))
 	return nil
 }
 
@@ -242,10 +260,11 @@ var errLongLine = fmt.Errorf("longer than the %d MiB line limit", maxLine>>20)
 // "\r\n". A longer line is read to its end and discarded, so reading can
 // go on after it.
 type lineReader struct {
-	r   *bufio.Reader
-	max int
-	buf []byte
-	n   int // lines returned (or reported too long) so far
+	r    *bufio.Reader
+	max  int
+	buf  []byte
+	n    int   // lines returned (or reported too long) so far
+	read int64 // bytes of those lines, with their line ends
 }
 
 func newLineReader(r io.Reader, max int) *lineReader {
@@ -259,6 +278,7 @@ func (lr *lineReader) next() ([]byte, error) {
 	long := false
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
+		lr.read += int64(len(chunk))
 		if !long {
 			lr.buf = append(lr.buf, chunk...)
 			if len(lr.buf) > lr.max+len("\r\n") {
@@ -293,5 +313,5 @@ func parseMetric(s string) (engine.Metric, error) {
 	case "l2", "euclidean":
 		return engine.L2, nil
 	}
-	return 0, fmt.Errorf("%w: unknown metric %q (want cosine, dot or l2)", errUsage, s)
+	return 0, fmt.Errorf("unknown metric %q (want cosine, dot or l2)", s)
 }

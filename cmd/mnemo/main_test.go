@@ -18,9 +18,14 @@ func TestUsage(t *testing.T) {
 		{nil, 2, "Usage:"},
 		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
 		{[]string{"help"}, 0, "mnemo demo"},
-		{[]string{"demo", "--nope"}, 2, "flag provided but not defined"},
+		{[]string{"demo", "--nope"}, 2, "mnemo demo: unknown flag --nope\nUsage: mnemo demo [--keep DIR]\n"},
 		{[]string{"demo", "extra"}, 2, `unexpected argument "extra"`},
-		{[]string{"demo", "--help"}, 0, "--keep"},
+		{[]string{"demo", "--help"}, 0, "--keep DIR"},
+		{[]string{"stats"}, 2, "mnemo stats: --db is required\n"},
+		{[]string{"import", "--file", "x"}, 2, "mnemo import: --db and --collection are required\n"},
+		{[]string{"backup", "--to", ""}, 2, "mnemo backup: --db and --to are required\n"},
+		{[]string{"import", "--db", "x", "--collection", "c", "--batch", "0"}, 2, "mnemo import: --batch 0, want > 0\n"},
+		{[]string{"import", "--db", "x", "--collection", "c", "--metric", "hamming"}, 2, `mnemo import: unknown metric "hamming"`},
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
