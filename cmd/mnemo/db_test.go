@@ -181,7 +181,7 @@ func TestQueryText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, emb := range map[string]string{"hashed": h.Identity(), "plain": "", "remote": "openai/text-embedding-3-small/64"} {
-		c, err := db.CreateCollection(name, engine.CollectionConfig{Dimension: 64, Embedder: emb})
+		c, err := db.CreateCollection(context.Background(), name, engine.CollectionConfig{Dimension: 64, Embedder: emb})
 		if err != nil {
 			t.Fatal(err)
 		}
