@@ -47,6 +47,13 @@ func openDB(dir string, create bool) (*engine.DB, error) {
 	return engine.Open(dir, &engine.Options{MustExist: !create})
 }
 
+// openReader opens the database in dir for reading only: commands that
+// inspect a database write nothing to it (a damaged checkpoint is rebuilt
+// in memory, not replaced), and never create one.
+func openReader(dir string) (*engine.DB, error) {
+	return engine.Open(dir, &engine.Options{MustExist: true, ReadOnly: true})
+}
+
 // closeDB closes db and reports a failed close in *err unless it already
 // holds an error. Commands that write defer it, so that a failure to
 // flush or checkpoint at close is not lost.
@@ -56,10 +63,10 @@ func closeDB(db *engine.DB, err *error) {
 	}
 }
 
-// openCollection opens the database in dir and its collection name; the
-// caller closes the database.
+// openCollection opens the database in dir for reading and its collection
+// name; the caller closes the database.
 func openCollection(dir, name string) (*engine.DB, *engine.Collection, error) {
-	db, err := openDB(dir, false)
+	db, err := openReader(dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,7 +84,7 @@ func stats(args []string, out, stderr io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	db, err := openDB(*dir, false)
+	db, err := openReader(*dir)
 	if err != nil {
 		return err
 	}
@@ -237,7 +244,7 @@ func verify(args []string, out, stderr io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	db, err := openDB(*dir, false)
+	db, err := openReader(*dir)
 	if engine.IsCorruption(err) {
 		fmt.Fprintf(out, "problem: %v\n", err)
 		return errInconsistent

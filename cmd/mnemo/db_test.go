@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -225,5 +226,42 @@ func TestQueryText(t *testing.T) {
 	vec, _ := json.Marshal(h.Vector("stock prices fell sharply"))
 	if code := run([]string{"query", "--db", dir, "--collection", "plain", "--vector", string(vec), "--k", "1"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "r1") {
 		t.Errorf("--vector: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+}
+
+// TestReadCommandsWriteNothing: stats, get, query, export and verify open
+// the database read-only and leave every file as it was.
+func TestReadCommandsWriteNothing(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "db")
+	data := writeTemp(t, `{"id":"a","vector":[1,0],"content":"alpha"}`+"\n"+`{"id":"b","vector":[0,1]}`+"\n")
+	if code := run([]string{"import", "--db", db, "--collection", "c", "--dim", "2", "--file", data}, io.Discard, io.Discard); code != 0 {
+		t.Fatalf("import exit %d", code)
+	}
+	snapshot := func() string {
+		var b strings.Builder
+		filepath.WalkDir(db, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && d.Name() != "LOCK" {
+				fi, _ := d.Info()
+				fmt.Fprintf(&b, "%s %d %d\n", p, fi.Size(), fi.ModTime().UnixNano())
+			}
+			return nil
+		})
+		return b.String()
+	}
+	before := snapshot()
+	for _, args := range [][]string{
+		{"stats", "--db", db},
+		{"get", "--db", db, "--collection", "c", "a"},
+		{"query", "--db", db, "--collection", "c", "--vector", "[1,0]"},
+		{"export", "--db", db, "--collection", "c"},
+		{"verify", "--db", db},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(args, &out, &errOut); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+		}
+		if after := snapshot(); after != before {
+			t.Fatalf("%v changed the database:\nbefore\n%safter\n%s", args, before, after)
+		}
 	}
 }
