@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo/index"
-	"github.com/mnemodb/mnemo/simd"
 	"github.com/mnemodb/mnemo/wal"
 )
 
@@ -102,25 +100,9 @@ func (c *Collection) enter() (func(), error) {
 	return done, nil
 }
 
-// checkVector validates a vector for this collection.
+// checkVector validates a vector for this collection, by the index's rule.
 func (c *Collection) checkVector(v []float32) error {
-	if len(v) != c.cfg.Dimension {
-		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(v), c.cfg.Dimension)
-	}
-	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
-		}
-	}
-	if c.cfg.Metric == Cosine {
-		switch n := simd.Norm(v); {
-		case n == 0:
-			return fmt.Errorf("%w: norm is 0", ErrZeroVector)
-		case math.IsInf(float64(n), 0):
-			return fmt.Errorf("%w: the sum of the squared components is %v", ErrNormOverflow, n)
-		}
-	}
-	return nil
+	return index.CheckVector(v, c.cfg.Dimension, c.cfg.Metric)
 }
 
 // Upsert inserts or replaces records, atomically: either every record is

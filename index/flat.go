@@ -62,7 +62,7 @@ func (f *Flat) Len() int {
 
 // Add stores vec under key, replacing its previous vector. O(dim).
 func (f *Flat) Add(key uint64, vec []float32) error {
-	if err := checkVector(vec, f.dim, f.metric); err != nil {
+	if err := CheckVector(vec, f.dim, f.metric); err != nil {
 		return err
 	}
 	f.mu.Lock()
@@ -109,7 +109,7 @@ func (f *Flat) Delete(key uint64) bool {
 // the index's read lock and must not call back into the index.
 func (f *Flat) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]Result, error) {
 	dst = dst[:0]
-	if err := checkVector(q, f.dim, f.metric); err != nil {
+	if err := CheckVector(q, f.dim, f.metric); err != nil {
 		return dst, err
 	}
 	if k <= 0 {

@@ -367,7 +367,7 @@ func (h *HNSW) setUpper(ch *chunk, off uint32, level int) {
 // node is tombstoned (see Delete) and the new one linked into the graph.
 // Expected cost is O(efConstruction * M * log n) distance computations.
 func (h *HNSW) Add(key uint64, vec []float32) error {
-	if err := checkVector(vec, h.dim, h.metric); err != nil {
+	if err := CheckVector(vec, h.dim, h.metric); err != nil {
 		return err
 	}
 	h.mu.RLock()

@@ -137,10 +137,13 @@ func Read(r io.Reader) (Index, error) {
 	return nil, corruptf("unknown magic %q", magic)
 }
 
-// checkVector validates a vector at the API boundary: its length, finite
+// CheckVector validates a vector at the API boundary: its length, finite
 // components and, under Cosine, a norm that is neither zero nor too large
-// for float32 (the squares of finite components can still overflow).
-func checkVector(vec []float32, dim int, metric Metric) error {
+// for float32 (the squares of finite components can still overflow). Its
+// errors wrap ErrDimension, ErrNonFinite, ErrZeroVector or
+// ErrNormOverflow. Every backend (and the engine, before it writes) checks
+// vectors with it, so that all agree on what is valid. O(dim).
+func CheckVector(vec []float32, dim int, metric Metric) error {
 	if len(vec) != dim {
 		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(vec), dim)
 	}
@@ -161,7 +164,7 @@ func checkVector(vec []float32, dim int, metric Metric) error {
 }
 
 // prepare copies vec into dst (reusing its storage) and normalises it under
-// Cosine. vec must have passed checkVector.
+// Cosine. vec must have passed CheckVector.
 func prepare(dst, vec []float32, metric Metric) []float32 {
 	dst = append(dst[:0], vec...)
 	if metric == Cosine {

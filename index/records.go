@@ -95,7 +95,7 @@ func readRecords(r io.Reader, magic [8]byte, start func(recordsHeader) error, ad
 		if err := cr.errAt(uint32(i)); err != nil {
 			return hdr, err
 		}
-		if err := checkVector(vec, hdr.dim, hdr.metric); err != nil {
+		if err := CheckVector(vec, hdr.dim, hdr.metric); err != nil {
 			return hdr, corruptf("record %d: %v", i, err)
 		}
 		if err := add(key, vec); err != nil {

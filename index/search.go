@@ -195,7 +195,7 @@ func (s *searcher) sortedResults() []item {
 // pool is warm.
 func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]Result, error) {
 	dst = dst[:0]
-	if err := checkVector(q, h.dim, h.metric); err != nil {
+	if err := CheckVector(q, h.dim, h.metric); err != nil {
 		return dst, err
 	}
 	var o SearchOptions

@@ -309,7 +309,7 @@ func (h *HNSW) adopt(entry uint32, entryLevel int) error {
 			h.alloc.free = append(h.alloc.free, id)
 			continue
 		}
-		if err := checkVector(h.vec(id), h.dim, h.metric); err != nil {
+		if err := CheckVector(h.vec(id), h.dim, h.metric); err != nil {
 			return corruptf("node %d: %v", id, err)
 		}
 		if f&flagDeleted != 0 {

@@ -137,7 +137,7 @@ func (c *Index) Len() int {
 
 // Add stores vec under key, replacing (tombstoning) its previous vector.
 func (c *Index) Add(key uint64, vec []float32) (err error) {
-	if err := checkVector(vec, c.dim, c.metric); err != nil {
+	if err := index.CheckVector(vec, c.dim, c.metric); err != nil {
 		return err
 	}
 	return c.addPrepared(key, prepare(nil, vec, c.metric))
@@ -190,7 +190,7 @@ func (c *Index) Delete(key uint64) bool {
 // Search returns up to k nearest keys found by coder/hnsw, nearest first.
 func (c *Index) Search(dst []index.Result, q []float32, k int, opts *index.SearchOptions) (_ []index.Result, err error) {
 	dst = dst[:0]
-	if err := checkVector(q, c.dim, c.metric); err != nil {
+	if err := index.CheckVector(q, c.dim, c.metric); err != nil {
 		return dst, err
 	}
 	var o index.SearchOptions
@@ -312,31 +312,8 @@ func validMetric(m index.Metric) bool {
 	return m == index.Cosine || m == index.Dot || m == index.L2
 }
 
-// checkVector makes the checks package index's backends make at the API
-// boundary, with the same errors: its length, finite components and, under
-// Cosine, a norm that is neither zero nor too large for float32.
-func checkVector(vec []float32, dim int, metric index.Metric) error {
-	if len(vec) != dim {
-		return fmt.Errorf("%w: got %d, want %d", index.ErrDimension, len(vec), dim)
-	}
-	for i, x := range vec {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return fmt.Errorf("%w: component %d is %v", index.ErrNonFinite, i, x)
-		}
-	}
-	if metric == index.Cosine {
-		switch n := simd.Norm(vec); {
-		case n == 0:
-			return fmt.Errorf("%w: norm is 0", index.ErrZeroVector)
-		case math.IsInf(float64(n), 0):
-			return fmt.Errorf("%w: the sum of the squared components is %v", index.ErrNormOverflow, n)
-		}
-	}
-	return nil
-}
-
 // prepare copies vec into dst (reusing its storage) and normalises it under
-// Cosine. vec must have passed checkVector.
+// Cosine. vec must have passed index.CheckVector.
 func prepare(dst, vec []float32, metric index.Metric) []float32 {
 	dst = append(dst[:0], vec...)
 	if metric == index.Cosine {

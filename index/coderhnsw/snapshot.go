@@ -151,7 +151,7 @@ func Read(r io.Reader) (*Index, error) {
 		for j := range vec {
 			vec[j] = math.Float32frombits(le.Uint32(rec[8+4*j:]))
 		}
-		if err := checkVector(vec, c.dim, c.metric); err != nil {
+		if err := index.CheckVector(vec, c.dim, c.metric); err != nil {
 			return nil, corruptf("record %d: %v", i, err)
 		}
 		if _, dup := c.keys[key]; dup {
