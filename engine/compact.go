@@ -10,8 +10,9 @@ import (
 // index and writes a smaller snapshot) and then has Pebble compact the
 // whole key range, so that tables holding deleted records are rewritten
 // without them. Writes go on meanwhile; the call takes time in proportion
-// to the database's size. Pebble also compacts on its own as data is
-// written, but deleted data in tables nothing else is written to stays
+// to the database's size. The files the compaction replaced are deleted by
+// Pebble in the background, so the space comes back shortly after Compact
+// returns. Pebble also compacts on its own as data is written, but deleted data in tables nothing else is written to stays
 // until a call like this one.
 func (db *DB) Compact(ctx context.Context) error {
 	done, err := db.enter()
