@@ -30,6 +30,11 @@ type Config struct {
 	Threads  int      // goroutines for the parallel build and query runs, default GOMAXPROCS
 	Queries  int      // use at most this many queries (0: all)
 	Snapshot bool     // also time snapshot write and load
+	// BuildProgress, when set, is called during each build with how many
+	// of the total vectors were added (about every 1,000, and at the
+	// end), from the building goroutines: it must be safe for concurrent
+	// use.
+	BuildProgress func(backend string, done, total int)
 }
 
 func (c *Config) defaults() {
@@ -92,6 +97,14 @@ func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Ind
 // Build adds every base vector (key = position) on the given number of
 // goroutines and returns the elapsed time.
 func Build(idx index.Index, base [][]float32, threads int) (time.Duration, error) {
+	return build(idx, base, threads, nil)
+}
+
+// buildReportEvery is how many vectors a build adds between two reports.
+const buildReportEvery = 1000
+
+// build is Build that calls report(done) as it goes, when report is set.
+func build(idx index.Index, base [][]float32, threads int, report func(done int)) (time.Duration, error) {
 	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -108,6 +121,9 @@ func Build(idx index.Index, base [][]float32, threads int) (time.Duration, error
 				if err := idx.Add(uint64(i), base[i]); err != nil {
 					errs <- err
 					return
+				}
+				if report != nil && ((i+1)%buildReportEvery == 0 || i+1 == len(base)) {
+					report(i + 1)
 				}
 			}
 		}()
@@ -196,7 +212,11 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 			return nil, err
 		}
 		logf(progress, "%s: building %d x %d on %d goroutines", name, len(ds.Base), ds.Dim(), c.Threads)
-		took, err := Build(idx, ds.Base, c.Threads)
+		var report func(int)
+		if c.BuildProgress != nil {
+			report = func(done int) { c.BuildProgress(name, done, len(ds.Base)) }
+		}
+		took, err := build(idx, ds.Base, c.Threads, report)
 		if err != nil {
 			return nil, fmt.Errorf("%s: build: %w", name, err)
 		}

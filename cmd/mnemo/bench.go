@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/mnemodb/mnemo/bench"
 )
@@ -65,6 +66,7 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	queries := fs.Int("queries", 0, "use at most `N` queries (0: all)")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
 	svgOut := fs.String("svg", "", "write a recall vs queries/s chart to `FILE`")
+	showProgress := fs.Bool("progress", false, "show each build's progress, vectors/s and the time left on standard error (default: when it is a terminal)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -73,6 +75,9 @@ func benchANN(args []string, out, stderr io.Writer) error {
 		return fs.fail("%v", err)
 	}
 	cfg := bench.Config{K: *k, M: *m, EfC: *efc, Threads: *threads, Queries: *queries, Snapshot: true}
+	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
+		cfg.BuildProgress = buildProgress(stderr)
+	}
 	for _, b := range strings.Split(*backends, ",") {
 		if b = strings.TrimSpace(b); b != "" {
 			cfg.Backends = append(cfg.Backends, b)
@@ -139,4 +144,24 @@ func writeFile(name string, write func(io.Writer) error) error {
 		return err
 	}
 	return f.Close()
+}
+
+// buildProgress reports each backend's build on w, one progress per
+// backend; the harness calls it from its building goroutines.
+func buildProgress(w io.Writer) func(backend string, done, total int) {
+	var mu sync.Mutex
+	var p *progress
+	current := ""
+	return func(backend string, done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if backend != current {
+			p.clear()
+			current, p = backend, newCountProgress(w, "building "+backend, "vectors", int64(total))
+		}
+		p.update(int64(done), 0)
+		if done == total {
+			p.clear()
+		}
+	}
 }

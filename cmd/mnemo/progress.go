@@ -34,6 +34,7 @@ type progress struct {
 	verb   string // "importing"
 	items  string // plural noun of the items: "records"
 	size   int64  // bytes of input, 0 if unknown
+	total  int64  // items in all, 0 if unknown (then size says how far)
 	redraw bool   // w is a terminal: keep one line up to date in place
 	now    func() time.Time
 	start  time.Time
@@ -45,6 +46,14 @@ type progress struct {
 // place when w is a terminal.
 func newProgress(w io.Writer, verb, items string, size int64) *progress {
 	return &progress{w: w, verb: verb, items: items, size: size, redraw: isTerminal(w), now: time.Now, start: time.Now()}
+}
+
+// newCountProgress returns a progress over a known number of items,
+// total, such as the vectors of a build.
+func newCountProgress(w io.Writer, verb, items string, total int64) *progress {
+	p := newProgress(w, verb, items, 0)
+	p.total = total
+	return p
 }
 
 // update reports that n items are done and read bytes of the input
@@ -77,6 +86,17 @@ func (p *progress) update(n, read int64) {
 // line describes n items done and read bytes consumed after elapsed.
 func (p *progress) line(n, read int64, elapsed time.Duration) string {
 	s := fmt.Sprintf("%s: %d %s", p.verb, n, p.items)
+	if p.total > 0 {
+		s = fmt.Sprintf("%s: %d/%d %s (%d%%)", p.verb, n, p.total, p.items, n*100/p.total)
+		if elapsed >= rateAfter {
+			s += ", " + rate(n, elapsed, p.items)
+			if n > 0 && n < p.total {
+				left := time.Duration(float64(elapsed) * float64(p.total-n) / float64(n))
+				s += fmt.Sprintf(", %s left", max(left.Round(time.Second), time.Second))
+			}
+		}
+		return s
+	}
 	if p.size > 0 {
 		s += fmt.Sprintf(", %s (%d%%)", bytesOf(read, p.size), read*100/p.size)
 	} else if read > 0 {

@@ -175,3 +175,40 @@ func TestImportProgress(t *testing.T) {
 		})
 	}
 }
+
+// TestCountProgressLine: a progress over a known number of items (a
+// build) shows done/total, the share, the rate and the time left.
+func TestCountProgressLine(t *testing.T) {
+	p := newCountProgress(&bytes.Buffer{}, "building hnsw", "vectors", 10000)
+	tests := []struct {
+		name    string
+		n       int64
+		elapsed time.Duration
+		want    string
+	}{
+		{"no rate in the first instants", 1000, 300 * time.Millisecond, "building hnsw: 1000/10000 vectors (10%)"},
+		{"rate and time left", 4000, 2 * time.Second, "building hnsw: 4000/10000 vectors (40%), 2000 vectors/s, 3s left"},
+		{"done", 10000, 5 * time.Second, "building hnsw: 10000/10000 vectors (100%), 2000 vectors/s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := p.line(tt.n, 0, tt.elapsed); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBenchProgress: bench ann --progress reports each build on stderr.
+func TestBenchProgress(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run([]string{"bench", "ann", "--synthetic", "n=2000,dim=8,queries=10", "--backends", "hnsw,flat", "--ef", "10", "--progress"}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"building hnsw: ", "building flat: ", "/2000 vectors ("} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
+		}
+	}
+}
