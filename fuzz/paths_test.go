@@ -23,7 +23,7 @@ func FuzzDocumentPaths(f *testing.F) {
 		root := filepath.Join(base, "root")
 		outside := filepath.Join(base, "outside.md")
 		os.WriteFile(outside, []byte("outside"), 0o644)
-		d, err := store.OpenDocuments(&store.DocumentsOptions{Dir: root})
+		d, err := store.OpenDocuments(root, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,7 +94,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	p("\nfacts (store.Semantic): Search(\"work\") in %s: %q", since(t), found)
 
 	// 3. Documents.
-	docs, err := store.OpenDocuments(&store.DocumentsOptions{Dir: filepath.Join(dir, "docs"), Semantic: true})
+	docs, err := store.OpenDocuments(filepath.Join(dir, "docs"), &store.DocumentsOptions{Semantic: true})
 	if err != nil {
 		return err
 	}

@@ -55,8 +55,6 @@ type Documents struct {
 
 // DocumentsOptions configure a Documents store; nil means the defaults.
 type DocumentsOptions struct {
-	// Dir is the root directory (created if missing); empty means memory.
-	Dir string
 	// MaxSize is the largest document in bytes; default 100 KiB.
 	MaxSize int
 	// Semantic enables SearchSemantic, an embedding index of the documents
@@ -75,8 +73,9 @@ type Document struct {
 	Content string
 }
 
-// OpenDocuments opens a document store.
-func OpenDocuments(opts *DocumentsOptions) (*Documents, error) {
+// OpenDocuments opens the document store rooted at dir (created if
+// missing); an empty dir keeps the documents in memory. opts may be nil.
+func OpenDocuments(dir string, opts *DocumentsOptions) (*Documents, error) {
 	var o DocumentsOptions
 	if opts != nil {
 		o = *opts
@@ -88,13 +87,13 @@ func OpenDocuments(opts *DocumentsOptions) (*Documents, error) {
 		return nil, fmt.Errorf("%w: MaxSize %d", ErrInvalid, o.MaxSize)
 	}
 	d := &Documents{maxSize: o.MaxSize}
-	if o.Dir == "" {
+	if dir == "" {
 		d.mem = make(map[string]string)
 	} else {
-		if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("store: create the document directory: %w", err)
 		}
-		root, err := os.OpenRoot(o.Dir)
+		root, err := os.OpenRoot(dir)
 		if err != nil {
 			return nil, fmt.Errorf("store: open the document directory: %w", err)
 		}

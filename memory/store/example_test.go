@@ -26,7 +26,7 @@ func ExampleSemantic() {
 
 func ExampleDocuments() {
 	ctx := context.Background()
-	docs, _ := store.OpenDocuments(nil) // in memory; DocumentsOptions.Dir for a directory
+	docs, _ := store.OpenDocuments("", nil) // in memory; a directory path for files
 	defer docs.Close()
 	docs.Write(ctx, "/preferences.md", "Use concise responses.")
 	content, _ := docs.Read(ctx, "/preferences.md")

@@ -181,7 +181,7 @@ func TestNewSemanticSharesDB(t *testing.T) {
 
 func openDocs(t *testing.T, dir string) *Documents {
 	t.Helper()
-	d, err := OpenDocuments(&DocumentsOptions{Dir: dir, MaxSize: 1000})
+	d, err := OpenDocuments(dir, &DocumentsOptions{MaxSize: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestConcurrentStores(t *testing.T) {
 	// both run the same operations under the race detector.
 	var docs []*Documents
 	for _, dir := range []string{t.TempDir(), ""} {
-		d, err := OpenDocuments(&DocumentsOptions{Dir: dir, Semantic: true})
+		d, err := OpenDocuments(dir, &DocumentsOptions{Semantic: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -380,7 +380,7 @@ func TestConcurrentStores(t *testing.T) {
 
 func TestDocumentsSemanticSearch(t *testing.T) {
 	dir := t.TempDir()
-	d, err := OpenDocuments(&DocumentsOptions{Dir: dir, Semantic: true})
+	d, err := OpenDocuments(dir, &DocumentsOptions{Semantic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func (c *cancelling) Embed(ctx context.Context, texts []string) ([][]float32, er
 func TestDocumentsSemanticIndexFailures(t *testing.T) {
 	h, _ := embed.NewHashing(0)
 	emb := &cancelling{Embedder: h}
-	d, err := OpenDocuments(&DocumentsOptions{Semantic: true, Embedder: emb})
+	d, err := OpenDocuments("", &DocumentsOptions{Semantic: true, Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,7 +484,7 @@ func mustVector(t *testing.T, e embed.Embedder, text string) []float32 {
 // TestDocumentsSemanticLongPath indexes a document whose path is longer
 // than a record ID may be.
 func TestDocumentsSemanticLongPath(t *testing.T) {
-	d, err := OpenDocuments(&DocumentsOptions{Semantic: true})
+	d, err := OpenDocuments("", &DocumentsOptions{Semantic: true})
 	if err != nil {
 		t.Fatal(err)
 	}
