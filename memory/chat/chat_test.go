@@ -288,3 +288,39 @@ func TestNewVectorSharesDB(t *testing.T) {
 		t.Fatalf("NewVector(nil) = %v, want ErrInvalid", err)
 	}
 }
+
+// cancelledAfter is a context whose Err is nil for its first n calls and
+// context.Canceled after.
+type cancelledAfter struct {
+	context.Context
+	n *int
+}
+
+func (c cancelledAfter) Err() error {
+	if *c.n > 0 {
+		*c.n--
+		return nil
+	}
+	return context.Canceled
+}
+
+// TestClearCancelledPartWay: a Clear whose context runs out after the
+// drop still leaves the memory with a collection: later calls work.
+func TestClearCancelledPartWay(t *testing.T) {
+	v, err := OpenVector("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	if err := v.Add(ctx, Content{Content: "apples", MimeType: "text/plain"}); err != nil {
+		t.Fatal(err)
+	}
+	n := 1
+	v.Clear(cancelledAfter{context.Background(), &n})
+	if err := v.Add(ctx, Content{Content: "pears", MimeType: "text/plain"}); err != nil {
+		t.Fatalf("add after a cancelled clear: %v", err)
+	}
+	if _, err := v.Query(ctx, "pears"); err != nil {
+		t.Fatalf("query after a cancelled clear: %v", err)
+	}
+}

@@ -221,7 +221,9 @@ func (v *VectorMemory) Clear(ctx context.Context) error {
 	if err := v.db.DropCollection(ctx, v.name); err != nil {
 		return err
 	}
-	c, err := v.collection(ctx)
+	// The drop is done: the collection must come back whatever ctx says,
+	// or the memory would be left without one.
+	c, err := v.collection(context.WithoutCancel(ctx))
 	if err != nil {
 		return err
 	}

@@ -209,11 +209,10 @@ func (w *Window) persist(ctx context.Context, seq int, e entry) error {
 	return err
 }
 
-// persistAll replaces the stored messages (old of them) with es: es are
-// written in one batch, then the surplus old ones deleted. written
-// reports whether es were, even when deleting failed. The caller holds
-// w.mu.
-func (w *Window) persistAll(ctx context.Context, es []entry, old int) (written bool, err error) {
+// persistAll replaces the stored messages with es: es are written in one
+// batch, then every stored message after them deleted. written reports
+// whether es were, even when deleting failed. The caller holds w.mu.
+func (w *Window) persistAll(ctx context.Context, es []entry) (written bool, err error) {
 	if w.st == nil || w.st.messages == nil {
 		return true, nil
 	}
@@ -224,17 +223,30 @@ func (w *Window) persistAll(ctx context.Context, es []entry, old int) (written b
 	if _, err := w.st.messages.Upsert(ctx, recs...); err != nil {
 		return false, err
 	}
-	var surplus []string
-	for i := len(es); i < old; i++ {
-		surplus = append(surplus, messageID(i))
+	// Delete every stored message past the new ones: found by scanning
+	// what is stored, not by the count in memory, so that a surplus a
+	// failed delete left behind goes with the next success.
+	after := ""
+	if len(es) > 0 {
+		after = messageID(len(es) - 1)
 	}
-	if len(surplus) == 0 {
-		return true, nil
+	for {
+		page, next, err := w.st.messages.Scan(ctx, after, 1000)
+		if err == nil && len(page) > 0 {
+			ids := make([]string, len(page))
+			for i, r := range page {
+				ids[i] = r.ID
+			}
+			_, err = w.st.messages.Delete(ctx, ids...)
+		}
+		if err != nil {
+			return true, fmt.Errorf("window: delete the replaced messages: %w", err)
+		}
+		if next == "" {
+			return true, nil
+		}
+		after = next
 	}
-	if _, err := w.st.messages.Delete(ctx, surplus...); err != nil {
-		return true, fmt.Errorf("window: delete the replaced messages: %w", err)
-	}
-	return true, nil
 }
 
 func messageID(seq int) string { return fmt.Sprintf("%012d", seq) }

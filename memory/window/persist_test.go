@@ -1,6 +1,7 @@
 package window
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -400,5 +401,60 @@ func TestRecallAfterSystemPrompt(t *testing.T) {
 	}
 	if got[len(got)-1].Content != "What is my locker code?" {
 		t.Fatalf("the newest round is not last: %+v", got)
+	}
+}
+
+// failAfter is a context whose Err is nil for its first n calls and
+// context.Canceled after: a deadline that runs out part way through a call.
+type failAfter struct {
+	context.Context
+	n *int
+}
+
+func newFailAfter(n int) failAfter { return failAfter{context.Background(), &n} }
+
+func (f failAfter) Err() error {
+	if *f.n > 0 {
+		*f.n--
+		return nil
+	}
+	return context.Canceled
+}
+
+// TestSetMessagesAfterAFailedDelete: a SetMessages whose delete of the
+// surplus failed leaves stale messages stored; the next successful
+// SetMessages removes all of them, so a reopen shows exactly its messages.
+func TestSetMessagesAfterAFailedDelete(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := OpenStored(dir, "s", 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	many := func(n int) []Message {
+		ms := make([]Message, n)
+		for i := range ms {
+			ms[i] = Message{Role: User, Content: fmt.Sprintf("message %d", i)}
+		}
+		return ms
+	}
+	if err := w.SetMessages(ctx, many(10)); err != nil {
+		t.Fatal(err)
+	}
+	// The upsert goes through, the delete of the surplus is cancelled.
+	if err := w.SetMessages(newFailAfter(2), many(3)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("SetMessages with a context cancelled before the delete: %v", err)
+	}
+	if err := w.SetMessages(ctx, many(2)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	w, err = OpenStored(dir, "s", 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if h, _ := w.History(ctx); len(h) != 2 {
+		t.Fatalf("after reopen: %d messages, want the 2 set last", len(h))
 	}
 }

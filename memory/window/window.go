@@ -336,8 +336,8 @@ func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
 		}
 		entries[i] = entry{m.clone(), m.Protected, w.counter(m)}
 	}
-	oldMsgs, oldRounds := len(w.msgs), len(w.rounds())
-	written, err := w.persistAll(ctx, entries, oldMsgs)
+	oldRounds := len(w.rounds())
+	written, err := w.persistAll(ctx, entries)
 	if !written {
 		return err
 	}
