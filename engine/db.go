@@ -227,9 +227,11 @@ func (db *DB) open() error {
 		}
 	}
 	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
-	if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil && db.readOnly == nil {
-		db.closePebble()
-		return openError(db.cpPath, err)
+	if db.readOnly == nil {
+		if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
+			db.closePebble()
+			return openError(db.cpPath, err)
+		}
 	}
 	db.markAtOpen, _ = readSeqMark(db.fs, db.fs.PathJoin(db.dir, seqMarkFile))
 	if err := guard(db.loadCollections); err != nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -269,4 +270,38 @@ func snapshotDir(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// TestVerifyCancelled: a Verify whose context runs out returns the
+// context's error, not problems with a healthy database.
+func TestVerifyCancelled(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	for n := 0; n < 300; n++ {
+		if _, err := c.Upsert(ctx, crashBatchRecords(n)...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The context runs out part way: after the checks before the scan.
+	n := 2
+	ps, err := db.Verify(countdown{ctx, &n})
+	if !errors.Is(err, context.Canceled) || len(ps) != 0 {
+		t.Fatalf("verify with a cancelled context: %v %v, want context.Canceled and no problems", ps, err)
+	}
+}
+
+// countdown is a context whose Err is nil for its first n calls and
+// context.Canceled after: a deadline that runs out part way through a call.
+type countdown struct {
+	context.Context
+	n *int
+}
+
+func (c countdown) Err() error {
+	if *c.n > 0 {
+		*c.n--
+		return nil
+	}
+	return context.Canceled
 }

@@ -39,9 +39,12 @@ type Options struct {
 	// checkpoint, identity or sequence mark is written, Pebble's log is
 	// replayed in memory only, and every write returns ErrReadOnly (an
 	// index that needs a rebuild is rebuilt in memory). Verify and the
-	// CLI's read commands use it. The directory is still locked: Pebble
-	// cannot share a store with a writer, so a database open in another
-	// process is ErrLocked, naming that process where the system can tell.
+	// CLI's read commands use it. The directory is still locked (Pebble
+	// creates its LOCK file if missing and takes the lock, the one write
+	// left): Pebble cannot share a store with a writer, so a database open
+	// in another process is ErrLocked, naming that process where the
+	// system can tell, and a database on a read-only filesystem cannot be
+	// opened (copy it first).
 	ReadOnly bool
 	// MinFreeSpace is the free space, in bytes, below which writes are
 	// refused with ErrNoSpace, so that a full disk fails writes cleanly

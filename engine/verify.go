@@ -38,6 +38,9 @@ func (db *DB) Verify(ctx context.Context) ([]string, error) {
 		if err := guard(func() (err error) { ps, err = c.verify(ctx); return err }); err != nil {
 			return nil, err
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // what was checked so far says nothing of the rest
+		}
 		for _, p := range ps {
 			problems = append(problems, fmt.Sprintf("collection %q: %s", name, p))
 		}
@@ -118,9 +121,8 @@ func (c *Collection) verifyIndex(ctx context.Context) []string {
 	records := 0
 	after := ""
 	for {
-		if err := ctx.Err(); err != nil {
-			bad("records: %v", err)
-			break
+		if ctx.Err() != nil {
+			return ps // Verify reports the cancellation, not damage
 		}
 		page, next, err := c.scan(after, 1000) // not Scan: no nested enter
 		if err != nil {

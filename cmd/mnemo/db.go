@@ -94,9 +94,6 @@ func stats(args []string, out, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "database %s, opened in %s\n", st.DatabaseID, st.OpenDuration)
-	if st.ReadOnly {
-		fmt.Fprintln(out, "opened read-only: the disk has less free space than the database needs to write")
-	}
 	for _, c := range st.Collections {
 		fmt.Fprintf(out, "%s: %d records, dimension %d, %v, %s index (%d bytes, %d tombstones), %d log records, last checkpoint at seq %d, opened by %s",
 			c.Name, c.Records, c.Config.Dimension, c.Config.Metric, c.Config.Index, c.IndexBytes, c.IndexTombstones, c.LogRecords, c.LastCheckpointSeq, c.OpenedBy)
