@@ -106,7 +106,7 @@ const buildReportEvery = 1000
 // build is Build that calls report(done) as it goes, when report is set.
 func build(idx index.Index, base [][]float32, threads int, report func(done int)) (time.Duration, error) {
 	start := time.Now()
-	var next atomic.Int64
+	var next, done atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, threads)
 	for t := 0; t < threads; t++ {
@@ -122,15 +122,19 @@ func build(idx index.Index, base [][]float32, threads int, report func(done int)
 					errs <- err
 					return
 				}
-				if report != nil && ((i+1)%buildReportEvery == 0 || i+1 == len(base)) {
-					report(i + 1)
+				if d := done.Add(1); report != nil && d%buildReportEvery == 0 && d < int64(len(base)) {
+					report(int(d))
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	close(errs)
-	return time.Since(start), <-errs
+	took, err := time.Since(start), <-errs
+	if report != nil && err == nil {
+		report(len(base)) // once, after every add finished
+	}
+	return took, err
 }
 
 // Recall returns the mean recall@k of results against the first k ids of

@@ -184,18 +184,15 @@ func query(args []string, out, stderr io.Writer) error {
 // from another model, or from an unrecorded one (such as a plain import),
 // live in another space, and hits against them would mean nothing.
 func embedText(c *engine.Collection, name, text string) ([]float32, error) {
-	h, err := embed.NewHashing(c.Config().Dimension)
-	if err != nil {
-		return nil, err
-	}
-	switch id := c.Config().Embedder; id {
-	case h.Identity():
-		return h.Vector(text), nil
-	case "":
+	id := c.Config().Embedder
+	if id == "" {
 		return nil, fmt.Errorf("collection %q has no recorded embedder, so --text cannot embed a query in its vector space; query it with --vector JSON, a vector made the way its records' vectors were", name)
-	default:
-		return nil, fmt.Errorf("collection %q was made with the embedder %s, which the command line does not have (--text embeds with %s); query it with --vector JSON, a vector from %s", name, id, h.Identity(), id)
 	}
+	h, err := embed.NewHashing(c.Config().Dimension)
+	if err == nil && id == h.Identity() {
+		return h.Vector(text), nil
+	}
+	return nil, fmt.Errorf("collection %q was made with the embedder %s, which the command line does not have (--text embeds with the offline hashing embedder); query it with --vector JSON, a vector from %s", name, id, id)
 }
 
 func oneLine(s string, n int) string {
