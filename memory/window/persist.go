@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 	"weak"
 
 	"github.com/mnemodb/mnemo/engine"
@@ -88,6 +89,10 @@ func release(s sessionKey) {
 	delete(sessions.open, s)
 }
 
+// maxSession bounds a session name, which names the session's collections
+// (the engine allows 256 bytes in a collection name; ".messages" is added).
+const maxSession = 200
+
 // NewStored returns a window whose messages persist in db under session,
 // loading any recorded before. The caller keeps ownership of db: Close
 // releases the session and leaves db open, so one database can hold every
@@ -97,6 +102,9 @@ func release(s sessionKey) {
 func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Window, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
+	}
+	if session == "" || !utf8.ValidString(session) || len(session) > maxSession {
+		return nil, fmt.Errorf("%w: session name %q: want 1 to %d bytes of UTF-8", ErrInvalid, session, maxSession)
 	}
 	w, err := New(budget, opts)
 	if err != nil {

@@ -458,3 +458,18 @@ func TestSetMessagesAfterAFailedDelete(t *testing.T) {
 		t.Fatalf("after reopen: %d messages, want the 2 set last", len(h))
 	}
 }
+
+// TestSessionNames: an empty, non-UTF-8 or over-long session name is
+// ErrInvalid.
+func TestSessionNames(t *testing.T) {
+	db, err := engine.Open("", &engine.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, name := range []string{"", "\xff\xfe", strings.Repeat("s", 300)} {
+		if _, err := NewStored(db, name, 100, nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("session %q: %v, want ErrInvalid", name, err)
+		}
+	}
+}
