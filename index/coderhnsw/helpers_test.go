@@ -2,35 +2,10 @@
 
 package coderhnsw
 
-import (
-	"math/rand/v2"
-	"testing"
+import "github.com/mnemodb/mnemo/internal/vectest"
+
+// The shared generators, under the names these tests use.
+var (
+	clustered = vectest.Clustered
+	newRand   = vectest.NewRand
 )
-
-// clustered returns n vectors of dimension dim drawn around a few random
-// centres, the shape of real embedding sets.
-func clustered(r *rand.Rand, n, dim, clusters int) [][]float32 {
-	centres := make([][]float32, clusters)
-	for c := range centres {
-		centres[c] = make([]float32, dim)
-		for d := range centres[c] {
-			centres[c][d] = float32(r.NormFloat64())
-		}
-	}
-	out := make([][]float32, n)
-	for i := range out {
-		c := centres[r.IntN(clusters)]
-		v := make([]float32, dim)
-		for d := range v {
-			v[d] = c[d] + float32(r.NormFloat64()*0.4)
-		}
-		out[i] = v
-	}
-	return out
-}
-
-// newRand returns a seeded generator and logs the seed.
-func newRand(t testing.TB, seed uint64) *rand.Rand {
-	t.Logf("seed %d", seed)
-	return rand.New(rand.NewPCG(seed, seed))
-}
