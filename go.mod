@@ -6,6 +6,7 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/coder/hnsw v0.6.1
 	github.com/google/uuid v1.6.0
+	github.com/kljensen/snowball v0.10.0
 	github.com/viterin/vek v0.4.3
 	golang.org/x/sys v0.18.0
 )

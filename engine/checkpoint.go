@@ -204,6 +204,8 @@ type loadInfo struct {
 	replayed       int    // log records replayed
 	took           time.Duration
 	lastCheckpoint checkpointDesc
+	textRebuilt    int    // records whose full-text entry was made at open
+	textDamage     string // damaged or orphaned full-text entries found at open
 }
 
 // load brings a collection up: records into the maps, then the index from
@@ -214,7 +216,10 @@ func (c *Collection) load() error {
 	if err := c.scanRecords(); err != nil {
 		return err
 	}
-	info := loadInfo{how: "checkpoint+replay"}
+	if err := c.loadText(); err != nil {
+		return err
+	}
+	info := loadInfo{how: "checkpoint+replay", textRebuilt: c.loadInfo.textRebuilt, textDamage: c.loadInfo.textDamage}
 	desc, hadDesc, err := c.db.readDesc(c.id)
 	if err != nil {
 		return err

@@ -46,6 +46,7 @@ type Collection struct {
 	meta     map[uint64]map[string]any
 	content  map[uint64]string // contents of at most inlineContent bytes
 	post     *postings
+	text     *textIndex // nil when the collection has no full-text index
 	nextKey  uint64
 	loadInfo loadInfo
 
@@ -143,6 +144,18 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 		}
 		seen[ids[i]] = true
 	}
+	var docs []textDoc
+	if c.text != nil {
+		docs = make([]textDoc, len(records))
+		for i, r := range records {
+			meta := r.Metadata
+			if len(c.cfg.Text.Fields) > 0 && meta != nil {
+				// The stored form, as queries and reopen see it.
+				meta, _ = decodeMetadata(metas[i])
+			}
+			docs[i] = analyzeDoc(textOf(r.Content, meta, c.cfg.Text.Fields))
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -171,13 +184,22 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 		if err := b.Set(recordKey(c.id, ids[i]), encodeRecord(keys[i], r.Vector, r.Content, metas[i]), nil); err != nil {
 			return nil, fmt.Errorf("engine: upsert: %w", err)
 		}
+		if docs != nil {
+			if err := b.Set(textKey(c.id, keys[i]), encodeTextDoc(docs[i]), nil); err != nil {
+				return nil, fmt.Errorf("engine: upsert: %w", err)
+			}
+		}
 	}
 	if err := c.commit(ctx, b, ops); err != nil {
 		return nil, err
 	}
 	for i, r := range records {
 		meta, _ := decodeMetadata(metas[i]) // our own encoding of checked metadata
-		c.apply(ids[i], keys[i], r.Vector, r.Content, meta)
+		var doc *textDoc
+		if docs != nil {
+			doc = &docs[i]
+		}
+		c.apply(ids[i], keys[i], r.Vector, r.Content, meta, doc)
 	}
 	c.afterWrite()
 	return ids, nil
@@ -202,10 +224,13 @@ func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) e
 // apply makes the in-memory state reflect a stored record: the maps first,
 // then the index (outside the lock, so queries run during the insert), so
 // that every key a search returns is known to the maps.
-func (c *Collection) apply(id string, key uint64, vec []float32, content string, meta map[string]any) {
+func (c *Collection) apply(id string, key uint64, vec []float32, content string, meta map[string]any, doc *textDoc) {
 	c.mu.Lock()
 	if old, ok := c.meta[key]; ok {
 		c.post.remove(key, old)
+	}
+	if doc != nil {
+		c.text.add(key, *doc)
 	}
 	c.ids[id], c.keys[key] = key, id
 	c.meta[key] = meta
@@ -225,6 +250,9 @@ func (c *Collection) unapply(id string, key uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.post.remove(key, c.meta[key])
+	if c.text != nil {
+		c.text.remove(key)
+	}
 	delete(c.ids, id)
 	delete(c.keys, key)
 	delete(c.meta, key)
@@ -291,6 +319,11 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 	for _, o := range ops {
 		if err := b.Delete(recordKey(c.id, o.id), nil); err != nil {
 			return 0, fmt.Errorf("engine: delete: %w", err)
+		}
+		if c.text != nil {
+			if err := b.Delete(textKey(c.id, o.key), nil); err != nil {
+				return 0, fmt.Errorf("engine: delete: %w", err)
+			}
 		}
 	}
 	if err := c.commit(ctx, b, ops); err != nil {

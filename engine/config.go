@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/mnemodb/mnemo/engine/analysis"
 	"github.com/mnemodb/mnemo/index"
 )
 
@@ -49,6 +53,36 @@ type CollectionConfig struct {
 	// embedder fails with ErrCollectionExists instead of mixing vector
 	// spaces.
 	Embedder string `json:"embedder,omitempty"`
+	// Text configures the full-text index (see TextConfig). The zero value
+	// indexes each record's content with BM25's default parameters.
+	Text TextConfig `json:"text"`
+}
+
+// TextConfig configures a collection's full-text index, which Query uses
+// for text and hybrid queries. Every record's content (and the listed
+// metadata fields) is analyzed by package analysis and indexed in the same
+// atomic write as the record.
+type TextConfig struct {
+	// Disabled turns the full-text index off: writes are cheaper and
+	// queries must carry a vector.
+	Disabled bool `json:"disabled,omitempty"`
+	// Fields names metadata fields whose string values (or lists of
+	// strings) are indexed with the content, such as a speaker's name or
+	// a date. At most 64.
+	Fields []string `json:"fields,omitempty"`
+	// BM25 sets the scoring parameters; nil means k1 1.2, b 0.75. A query
+	// can override them (Query.BM25).
+	BM25 *BM25 `json:"bm25,omitempty"`
+	// Analyzer records the analysis rules the index was built with
+	// (analysis.Version); set on create.
+	Analyzer string `json:"analyzer,omitempty"`
+}
+
+// equal reports whether two configs (defaults applied) are the same.
+func (c CollectionConfig) equal(o CollectionConfig) bool {
+	a, _ := json.Marshal(c)
+	b, _ := json.Marshal(o)
+	return bytes.Equal(a, b)
 }
 
 func (c CollectionConfig) withDefaults() CollectionConfig {
@@ -57,6 +91,15 @@ func (c CollectionConfig) withDefaults() CollectionConfig {
 	}
 	if c.Index == "" {
 		c.Index = HNSW
+	}
+	if !c.Text.Disabled {
+		if c.Text.BM25 == nil {
+			c.Text.BM25 = &BM25{K1: DefaultBM25K1, B: DefaultBM25B}
+		}
+		if c.Text.Analyzer == "" {
+			c.Text.Analyzer = analysis.Version
+		}
+		c.Text.Fields = slices.Clone(c.Text.Fields)
 	}
 	if c.Index == HNSW {
 		if c.M == 0 {
@@ -83,6 +126,22 @@ func (c CollectionConfig) Validate() error {
 	}
 	if c.Index != "" && c.Index != HNSW && c.Index != Flat {
 		errs = append(errs, fmt.Errorf("%w: unknown index kind %q (want hnsw or flat)", ErrInvalidConfig, c.Index))
+	}
+	if len(c.Text.Fields) > 64 {
+		errs = append(errs, fmt.Errorf("%w: %d text fields, at most 64", ErrInvalidConfig, len(c.Text.Fields)))
+	}
+	for i, f := range c.Text.Fields {
+		if f == "" || slices.Contains(c.Text.Fields[:i], f) {
+			errs = append(errs, fmt.Errorf("%w: text field %q is empty or repeated", ErrInvalidConfig, f))
+		}
+	}
+	if c.Text.BM25 != nil {
+		if err := c.Text.BM25.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidConfig, err))
+		}
+	}
+	if a := c.Text.Analyzer; a != "" && a != analysis.Version {
+		errs = append(errs, fmt.Errorf("%w: analyzer %q is not known to this version (it has %q)", ErrInvalidConfig, a, analysis.Version))
 	}
 	o := index.HNSWOptions{M: c.M, EfConstruction: c.EfConstruction, EfSearch: c.EfSearch}
 	if err := o.Validate(); err != nil {

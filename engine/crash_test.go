@@ -16,6 +16,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/mnemodb/mnemo/engine/analysis"
 	"github.com/mnemodb/mnemo/index"
 )
 
@@ -238,6 +239,7 @@ func verifyBatches(t *testing.T, c *Collection, acked int) {
 			t.Fatalf("index invariants: %v", err)
 		}
 	}
+	checkTextRebuilt(t, c, []string{"batch 3", "record 7", "batch 12 record 1", "batch"})
 	for n := 0; n <= acked; n++ {
 		if present[n] != crashBatch {
 			t.Fatalf("acknowledged batch %d has %d of %d records", n, present[n], crashBatch)
@@ -337,5 +339,46 @@ func TestSecondProcessOpenFails(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && !strings.Contains(string(out), fmt.Sprintf("open in process %d", os.Getpid())) {
 		t.Fatalf("second process: %s, want the holder's pid %d named", out, os.Getpid())
+	}
+}
+
+// checkTextRebuilt checks that text queries answer exactly as a full-text
+// index rebuilt from the stored records does.
+func checkTextRebuilt(t *testing.T, c *Collection, queries []string) {
+	t.Helper()
+	fresh := newTextIndex()
+	after := ""
+	for {
+		page, next, err := c.Scan(ctx, after, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.mu.RLock()
+		for _, r := range page {
+			fresh.add(c.ids[r.ID], analyzeDoc(textOf(r.Content, r.Metadata, c.cfg.Text.Fields)))
+		}
+		c.mu.RUnlock()
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	for _, q := range queries {
+		hits, err := c.Query(ctx, Query{Text: q, K: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fresh.search(analysis.Terms(q), 50, *c.cfg.Text.BM25, nil)
+		if len(hits) != len(want) {
+			t.Fatalf("text query %q: %d hits, the rebuilt index %d", q, len(hits), len(want))
+		}
+		for i, h := range hits {
+			c.mu.RLock()
+			key := c.ids[h.Record.ID]
+			c.mu.RUnlock()
+			if key != want[i].key || h.Score != want[i].score {
+				t.Fatalf("text query %q: hit %d is %q (%v), the rebuilt index has key %d (%v)", q, i, h.Record.ID, h.Score, want[i].key, want[i].score)
+			}
+		}
 	}
 }

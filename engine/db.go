@@ -414,11 +414,15 @@ func (db *DB) newCollection(name string, id uint32, cfg CollectionConfig) (*Coll
 	if err != nil {
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
-	return &Collection{
+	c := &Collection{
 		db: db, name: name, id: id, cfg: cfg.withDefaults(), log: l,
 		ids: make(map[string]uint64), keys: make(map[uint64]string),
 		meta: make(map[uint64]map[string]any), content: make(map[uint64]string), post: newPostings(),
-	}, nil
+	}
+	if !c.cfg.Text.Disabled {
+		c.text = newTextIndex()
+	}
+	return c, nil
 }
 
 func (db *DB) logf(format string, args ...any) { db.logger.Printf(format, args...) }
@@ -477,7 +481,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if c, ok := db.collections[name]; ok {
-		if c.cfg != cfg {
+		if !c.cfg.equal(cfg) {
 			return nil, fmt.Errorf("%w: %q has %+v, asked for %+v", ErrCollectionExists, name, c.cfg, cfg)
 		}
 		return c, nil
@@ -577,7 +581,7 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 	b := db.pdb.NewBatch()
 	defer b.Close()
 	b.Delete(configKey(name), nil)
-	for _, tag := range []byte{tagRecord, tagLog} {
+	for _, tag := range []byte{tagRecord, tagLog, tagText} {
 		p := cidPrefix(tag, c.id)
 		b.DeleteRange(p, prefixEnd(p), nil)
 	}

@@ -10,6 +10,7 @@ import "encoding/binary"
 //	'd' cid(4) recordID      a record (encoding in record.go)
 //	'l' cid(4) seq(8)        the collection's logical log (package wal)
 //	'p' cid(4)               the collection's checkpoint descriptor (JSON)
+//	'x' cid(4) key(8)        a record's analyzed text, by index key (text.go)
 //
 // cid is the collection's numeric id, big-endian, so a collection's records
 // sort by ID and its keys form contiguous ranges that Drop deletes with
@@ -22,6 +23,7 @@ const (
 	tagRecord     = 'd'
 	tagLog        = 'l'
 	tagCheckpoint = 'p'
+	tagText       = 'x'
 )
 
 var keyNextCollection = []byte("mnextcollection")
@@ -33,6 +35,10 @@ func cidPrefix(tag byte, cid uint32) []byte {
 }
 
 func recordKey(cid uint32, id string) []byte { return append(cidPrefix(tagRecord, cid), id...) }
+
+func textKey(cid uint32, key uint64) []byte {
+	return binary.BigEndian.AppendUint64(cidPrefix(tagText, cid), key)
+}
 
 func checkpointKey(cid uint32) []byte { return cidPrefix(tagCheckpoint, cid) }
 

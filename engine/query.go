@@ -9,23 +9,38 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/mnemodb/mnemo/engine/analysis"
 	"github.com/mnemodb/mnemo/index"
 )
 
-// Query describes a nearest-neighbour query.
+// Query describes a query: nearest neighbours of a vector, records
+// matching a text (BM25 over the full-text index), or both fused (hybrid).
 type Query struct {
-	// Vector is the query; its length is the collection's dimension.
+	// Vector is the query vector; its length is the collection's
+	// dimension. Required by the vector and hybrid modes; in text mode,
+	// when given, it fills every hit's Distance and Similarity.
 	Vector []float32
+	// Text is the query text for the full-text side. It goes through the
+	// same analyzer as the records (package analysis); a text with no
+	// terms ("?", "") matches nothing.
+	Text string
+	// Mode selects the retrieval; ModeAuto (the zero value) is hybrid when
+	// both Vector and Text are set, text when only Text is, and vector
+	// otherwise.
+	Mode Mode
 	// K is the number of hits wanted; zero means 10.
 	K int
 	// Ef is the HNSW candidate-list size; zero means the collection's
 	// EfSearch. Larger is slower and more accurate.
 	Ef int
 	// Filter restricts the hits to records whose metadata it admits (nil:
-	// all).
+	// all). Both sides of a hybrid query apply it.
 	Filter *Filter
 	// MinSimilarity, when set, drops hits whose Similarity is below it (a
-	// hit exactly at the threshold is kept).
+	// hit exactly at the threshold is kept), in every mode that has a
+	// vector: a hybrid hit found only by its words must be that similar
+	// too. Text mode without a vector refuses it.
 	MinSimilarity *float32
 	// Exact forces an exact scan instead of the graph search.
 	Exact bool
@@ -33,16 +48,78 @@ type Query struct {
 	// memory (metadata, and contents up to 1 KiB, are kept there) and reads
 	// the disk only for larger contents.
 	WithVectors bool
+	// Fusion tunes how a hybrid query merges its two sides.
+	Fusion Fusion
+	// BM25 overrides the collection's BM25 parameters for this query.
+	BM25 *BM25
 }
+
+// Mode is a query's retrieval mode.
+type Mode string
+
+// Modes.
+const (
+	ModeAuto   Mode = ""
+	ModeVector Mode = "vector" // nearest neighbours of Query.Vector
+	ModeText   Mode = "text"   // BM25 over the full-text index
+	ModeHybrid Mode = "hybrid" // both, fused
+)
+
+// FusionMethod names how a hybrid query merges its sides' rankings.
+type FusionMethod string
+
+// Fusion methods.
+const (
+	// FusionRRF is reciprocal-rank fusion: a hit scores the sum over the
+	// sides that found it of w / (RRFK + rank), rank counted from 1, with
+	// w the side's weight. It needs no calibration between the sides'
+	// scores. The default.
+	FusionRRF FusionMethod = "rrf"
+	// FusionWeighted adds the sides' scores, each min-max normalised over
+	// its own candidates to [0, 1], weighted: w*vector + (1-w)*text. A
+	// side that did not find a hit contributes 0.
+	FusionWeighted FusionMethod = "weighted"
+)
+
+// Fusion tunes a hybrid query. The zero value is reciprocal-rank fusion
+// with k 60, equal weights, and DefaultFusionDepth candidates from each
+// side.
+type Fusion struct {
+	// Method is FusionRRF (the default when empty) or FusionWeighted.
+	Method FusionMethod
+	// RRFK is reciprocal-rank fusion's k; zero means 60.
+	RRFK int
+	// VectorWeight is the vector side's weight w in (0, 1); the text
+	// side's is 1-w. Zero means 0.5.
+	VectorWeight float64
+	// Depth is how many candidates each side retrieves before fusion; zero
+	// means max(K, DefaultFusionDepth).
+	Depth int
+}
+
+// DefaultFusionDepth is the number of candidates each side of a hybrid
+// query retrieves unless Fusion.Depth says otherwise.
+const DefaultFusionDepth = 100
 
 // Hit is one query result.
 type Hit struct {
 	Record Record
 	// Distance is the raw distance of the collection's metric: cosine
-	// distance in [0, 2], negative inner product, or squared L2.
+	// distance in [0, 2], negative inner product, or squared L2. Every
+	// hit of a query with a vector has it, whichever side found it; zero
+	// in a text query without a vector.
 	Distance float32
 	// Similarity is Similarity(metric, Distance): larger is nearer.
 	Similarity float32
+	// Score ranks the hits: Similarity in vector mode, the BM25 score in
+	// text mode, the fused score in hybrid mode.
+	Score float64
+	// VectorRank and TextRank are the hit's ranks (from 1) among each
+	// side's candidates; 0 when that side did not find it or did not run.
+	VectorRank, TextRank int
+	// TextScore is the hit's BM25 score (0 when the text side did not
+	// find it).
+	TextScore float64
 }
 
 // Plan names how a query was answered (see Collection.Query).
@@ -53,66 +130,321 @@ const (
 	PlanGraph         Plan = "graph"          // index search, no filter
 	PlanFilteredGraph Plan = "filtered-graph" // index search, filter evaluated during the walk
 	PlanExact         Plan = "exact"          // exact scan over the admitted records
+	PlanText          Plan = "text"           // BM25 over the full-text index
 )
 
-// Query returns up to K records nearest to q.Vector, best first.
+// Query returns up to K records best matching q, best first.
 //
-// With a filter, the engine chooses a plan: when the records the filter
-// admits are few (found through its in-memory postings of metadata values,
-// or by evaluating the filter over a sample and then over every record),
-// it scores exactly those, which is both faster and exact; otherwise it
-// runs the graph search with the filter evaluated during the walk, which
-// keeps going until it holds ef admitted records. Either way a selective
-// filter does not cost recall, and a query returns min(K, admitted) hits
-// before MinSimilarity applies.
+// A vector query returns the records nearest to q.Vector. With a filter,
+// the engine chooses a plan: when the records the filter admits are few
+// (found through its in-memory postings of metadata values, or by
+// evaluating the filter over a sample and then over every record), it
+// scores exactly those, which is both faster and exact; otherwise it runs
+// the graph search with the filter evaluated during the walk, which keeps
+// going until it holds ef admitted records. Either way a selective filter
+// does not cost recall, and a query returns min(K, admitted) hits before
+// MinSimilarity applies.
+//
+// A text query scores every record holding a query term by BM25 (exact,
+// filter applied). A hybrid query runs both sides, each for
+// Fusion.Depth candidates under the same filter, and fuses them.
 func (c *Collection) Query(ctx context.Context, q Query) ([]Hit, error) {
 	hits, _, err := c.QueryPlan(ctx, q)
 	return hits, err
 }
 
-// QueryPlan is Query that also reports the plan it chose.
+// QueryPlan is Query that also reports the plan it chose (for a hybrid
+// query, the vector side's; the text side is always exact).
 func (c *Collection) QueryPlan(ctx context.Context, q Query) ([]Hit, Plan, error) {
 	done, err := c.enter()
 	if err != nil {
 		return nil, "", err
 	}
 	defer done()
-	if err := c.checkVector(q.Vector); err != nil {
-		return nil, "", fmt.Errorf("query: %w", err)
-	}
-	switch {
-	case q.K < 0:
-		return nil, "", fmt.Errorf("%w: k is %d", ErrBadQuery, q.K)
-	case q.Ef < 0:
-		return nil, "", fmt.Errorf("%w: ef is %d", ErrBadQuery, q.Ef)
-	case q.MinSimilarity != nil && math.IsNaN(float64(*q.MinSimilarity)):
-		return nil, "", fmt.Errorf("%w: minimum similarity is NaN", ErrBadQuery)
-	}
-	if q.K == 0 {
-		q.K = 10
+	mode, err := c.checkQuery(&q)
+	if err != nil {
+		return nil, "", err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
 	}
-	results, recs, onDisk, plan, err := c.search(q)
+	hits, recs, onDisk, plan, err := c.run(q, mode)
 	if err != nil {
 		return nil, "", err
 	}
 	if err := guard(func() error { return c.readMany(recs, onDisk, q.WithVectors) }); err != nil {
 		return nil, "", err
 	}
-	hits := make([]Hit, 0, len(results))
-	for i, r := range results {
-		sim := Similarity(c.cfg.Metric, r.Distance)
-		if q.MinSimilarity != nil && sim < *q.MinSimilarity {
-			continue
-		}
+	out := hits[:0]
+	for i := range hits {
 		if recs[i].ID == "" {
 			continue // deleted since the search
 		}
-		hits = append(hits, Hit{Record: recs[i], Distance: r.Distance, Similarity: sim})
+		hits[i].Record = recs[i]
+		out = append(out, hits[i])
+	}
+	return out, plan, nil
+}
+
+// checkQuery validates q, applies its defaults and resolves its mode.
+func (c *Collection) checkQuery(q *Query) (Mode, error) {
+	mode := q.Mode
+	if mode == ModeAuto {
+		switch {
+		case q.Vector != nil && q.Text != "":
+			mode = ModeHybrid
+		case q.Text != "":
+			mode = ModeText
+		default:
+			mode = ModeVector
+		}
+	}
+	switch mode {
+	case ModeVector, ModeText, ModeHybrid:
+	default:
+		return "", fmt.Errorf("%w: unknown mode %q (want vector, text or hybrid)", ErrBadQuery, mode)
+	}
+	if mode != ModeText || q.Vector != nil {
+		if err := c.checkVector(q.Vector); err != nil {
+			return "", fmt.Errorf("query: %w", err)
+		}
+	}
+	if mode != ModeVector && c.text == nil {
+		return "", fmt.Errorf("%w: collection %q has no full-text index (its config disables it)", ErrBadQuery, c.name)
+	}
+	f := q.Fusion
+	switch {
+	case q.K < 0:
+		return "", fmt.Errorf("%w: k is %d", ErrBadQuery, q.K)
+	case q.Ef < 0:
+		return "", fmt.Errorf("%w: ef is %d", ErrBadQuery, q.Ef)
+	case q.MinSimilarity != nil && math.IsNaN(float64(*q.MinSimilarity)):
+		return "", fmt.Errorf("%w: minimum similarity is NaN", ErrBadQuery)
+	case q.MinSimilarity != nil && q.Vector == nil:
+		return "", fmt.Errorf("%w: a minimum similarity needs a query vector", ErrBadQuery)
+	case f.Method != "" && f.Method != FusionRRF && f.Method != FusionWeighted:
+		return "", fmt.Errorf("%w: unknown fusion method %q (want rrf or weighted)", ErrBadQuery, f.Method)
+	case f.RRFK < 0 || f.Depth < 0:
+		return "", fmt.Errorf("%w: fusion k %d, depth %d", ErrBadQuery, f.RRFK, f.Depth)
+	case !(f.VectorWeight >= 0 && f.VectorWeight < 1):
+		return "", fmt.Errorf("%w: fusion vector weight %v, want [0, 1)", ErrBadQuery, f.VectorWeight)
+	}
+	if q.BM25 != nil {
+		if err := q.BM25.validate(); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrBadQuery, err)
+		}
+	}
+	if q.K == 0 {
+		q.K = 10
+	}
+	return mode, nil
+}
+
+// run answers a checked query under the collection lock: the hits with
+// their records as far as memory holds them (ID, a copy of the metadata,
+// the content when it is kept in memory) and which contents are on disk.
+func (c *Collection) run(q Query, mode Mode) ([]Hit, []Record, []bool, Plan, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var hits []Hit
+	var plan Plan
+	switch mode {
+	case ModeVector:
+		res, p, err := c.search(q)
+		if err != nil {
+			return nil, nil, nil, "", err
+		}
+		plan = p
+		hits = make([]Hit, len(res))
+		for i, r := range res {
+			sim := Similarity(c.cfg.Metric, r.Distance)
+			hits[i] = Hit{Record: Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, Score: float64(sim), VectorRank: i + 1}
+		}
+	case ModeText:
+		plan = PlanText
+		res := c.searchText(q, q.K)
+		hits = make([]Hit, len(res))
+		for i, r := range res {
+			hits[i] = Hit{Record: Record{ID: c.keys[r.key]}, Score: r.score, TextRank: i + 1, TextScore: r.score}
+		}
+		if q.Vector != nil {
+			if err := c.fillDistances(q.Vector, hits); err != nil {
+				return nil, nil, nil, "", err
+			}
+		}
+	case ModeHybrid:
+		var err error
+		if hits, plan, err = c.hybrid(q); err != nil {
+			return nil, nil, nil, "", err
+		}
+	}
+	if q.MinSimilarity != nil {
+		kept := hits[:0]
+		for _, h := range hits {
+			if h.Similarity >= *q.MinSimilarity {
+				kept = append(kept, h)
+			}
+		}
+		hits = kept
+	}
+	recs := make([]Record, len(hits))
+	onDisk := make([]bool, len(hits))
+	for i, h := range hits {
+		key := c.ids[h.Record.ID]
+		recs[i] = Record{ID: h.Record.ID, Metadata: cloneMeta(c.meta[key])}
+		content, cached := c.content[key]
+		recs[i].Content, onDisk[i] = content, !cached
+	}
+	return hits, recs, onDisk, plan, nil
+}
+
+// searchText runs the text side for k candidates. The caller holds c.mu.
+func (c *Collection) searchText(q Query, k int) []textResult {
+	p := *c.cfg.Text.BM25
+	if q.BM25 != nil {
+		p = *q.BM25
+	}
+	var admit func(uint64) bool
+	if !q.Filter.IsEmpty() {
+		admit = func(key uint64) bool { return q.Filter.Match(c.meta[key]) }
+	}
+	return c.text.search(analysis.Terms(q.Text), k, p, admit)
+}
+
+// fillDistances sets Distance and Similarity of hits that lack them (found
+// by the text side only) by scoring their stored vectors. The caller holds
+// c.mu.
+func (c *Collection) fillDistances(vec []float32, hits []Hit) error {
+	var keys []uint64
+	for _, h := range hits {
+		if h.VectorRank == 0 {
+			keys = append(keys, c.ids[h.Record.ID])
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	res, err := c.idx.Search(nil, vec, len(keys), &index.SearchOptions{Keys: keys})
+	if err != nil {
+		return fmt.Errorf("engine: search: %w", err)
+	}
+	dist := make(map[uint64]float32, len(res))
+	for _, r := range res {
+		dist[r.Key] = r.Distance
+	}
+	for i := range hits {
+		if hits[i].VectorRank == 0 {
+			d := dist[c.ids[hits[i].Record.ID]]
+			hits[i].Distance, hits[i].Similarity = d, Similarity(c.cfg.Metric, d)
+		}
+	}
+	return nil
+}
+
+// hybrid runs both sides and fuses them. The caller holds c.mu.
+func (c *Collection) hybrid(q Query) ([]Hit, Plan, error) {
+	f := q.Fusion
+	depth := f.Depth
+	if depth == 0 {
+		depth = max(q.K, DefaultFusionDepth)
+	}
+	w := f.VectorWeight
+	if w == 0 {
+		w = 0.5
+	}
+	vq := q
+	vq.K = depth
+	vres, plan, err := c.search(vq)
+	if err != nil {
+		return nil, "", err
+	}
+	tres := c.searchText(q, depth)
+	byKey := make(map[uint64]int, len(vres)+len(tres))
+	hits := make([]Hit, 0, len(vres)+len(tres))
+	for i, r := range vres {
+		sim := Similarity(c.cfg.Metric, r.Distance)
+		byKey[r.Key] = len(hits)
+		hits = append(hits, Hit{Record: Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, VectorRank: i + 1})
+	}
+	for i, r := range tres {
+		j, ok := byKey[r.key]
+		if !ok {
+			j = len(hits)
+			byKey[r.key] = j
+			hits = append(hits, Hit{Record: Record{ID: c.keys[r.key]}})
+		}
+		hits[j].TextRank, hits[j].TextScore = i+1, r.score
+	}
+	if err := c.fillDistances(q.Vector, hits); err != nil {
+		return nil, "", err
+	}
+	if q.MinSimilarity != nil {
+		hits = slices.DeleteFunc(hits, func(h Hit) bool { return h.Similarity < *q.MinSimilarity })
+	}
+	switch f.Method {
+	case FusionWeighted:
+		vlo, vhi := minMax(hits, func(h *Hit) (float64, bool) { return float64(h.Similarity), h.VectorRank > 0 })
+		tlo, thi := minMax(hits, func(h *Hit) (float64, bool) { return h.TextScore, h.TextRank > 0 })
+		for i := range hits {
+			h := &hits[i]
+			if h.VectorRank > 0 {
+				h.Score += w * unit(float64(h.Similarity), vlo, vhi)
+			}
+			if h.TextRank > 0 {
+				h.Score += (1 - w) * unit(h.TextScore, tlo, thi)
+			}
+		}
+	default:
+		k := float64(f.RRFK)
+		if k == 0 {
+			k = 60
+		}
+		for i := range hits {
+			h := &hits[i]
+			if h.VectorRank > 0 {
+				h.Score += w / (k + float64(h.VectorRank))
+			}
+			if h.TextRank > 0 {
+				h.Score += (1 - w) / (k + float64(h.TextRank))
+			}
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		case a.Distance < b.Distance:
+			return -1
+		case a.Distance > b.Distance:
+			return 1
+		}
+		return strings.Compare(a.Record.ID, b.Record.ID)
+	})
+	if len(hits) > q.K {
+		hits = hits[:q.K]
 	}
 	return hits, plan, nil
+}
+
+func minMax(hits []Hit, val func(*Hit) (float64, bool)) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for i := range hits {
+		if v, ok := val(&hits[i]); ok {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return lo, hi
+}
+
+// unit maps v from [lo, hi] to [0, 1]; a side whose candidates all score
+// the same gives each 1.
+func unit(v, lo, hi float64) float64 {
+	if hi <= lo {
+		return 1
+	}
+	return (v - lo) / (hi - lo)
 }
 
 // readMany completes hits from Pebble through one iterator, seeking in ID
@@ -169,13 +501,8 @@ func (c *Collection) readMany(recs []Record, onDisk []bool, withVectors bool) er
 // was 65x faster at 922 admitted, the walk 6x faster at 10,000.
 func exactLimit(n int) int { return max(256, int(math.Sqrt(200*float64(n)))) }
 
-// search runs the index search under the collection lock and returns the
-// results with their records as far as memory holds them (ID, a copy of the
-// metadata, the content when it is kept in memory) and which contents are
-// on disk.
-func (c *Collection) search(q Query) ([]index.Result, []Record, []bool, Plan, error) {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+// search runs the index search. The caller holds c.mu.
+func (c *Collection) search(q Query) ([]index.Result, Plan, error) {
 	n := len(c.ids)
 	opts := &index.SearchOptions{Ef: q.Ef}
 	plan := PlanGraph
@@ -196,16 +523,9 @@ func (c *Collection) search(q Query) ([]index.Result, []Record, []bool, Plan, er
 	}
 	res, err := c.idx.Search(nil, q.Vector, q.K, opts)
 	if err != nil {
-		return nil, nil, nil, "", fmt.Errorf("engine: search: %w", err)
+		return nil, "", fmt.Errorf("engine: search: %w", err)
 	}
-	recs := make([]Record, len(res))
-	onDisk := make([]bool, len(res))
-	for i, r := range res {
-		recs[i] = Record{ID: c.keys[r.Key], Metadata: cloneMeta(c.meta[r.Key])}
-		content, cached := c.content[r.Key]
-		recs[i].Content, onDisk[i] = content, !cached
-	}
-	return res, recs, onDisk, plan, nil
+	return res, plan, nil
 }
 
 // admitted returns the keys f admits when there are at most limit of them

@@ -44,6 +44,16 @@ type CollectionStats struct {
 	RebuildReason   string
 	ReplayedRecords int
 	OpenDuration    time.Duration
+	// The full-text index (zero when disabled): distinct terms, postings
+	// (stale ones included, until their list is compacted), its
+	// estimated memory, and, from the last Open, how many records' text
+	// entries had to be made from their contents (TextRebuilt: a
+	// database from before the full-text index, or damage) and a note of
+	// any damaged entries found (TextDamage).
+	TextTerms, TextPostings int
+	TextBytes               int64
+	TextRebuilt             int
+	TextDamage              string
 }
 
 // Stats returns the database's statistics. It counts the log of every
@@ -106,6 +116,12 @@ func (c *Collection) stats() (CollectionStats, error) {
 	}
 	if x, ok := c.idx.(index.Compacter); ok {
 		cs.IndexTombstones = x.Deleted()
+	}
+	if c.text != nil {
+		c.mu.RLock()
+		cs.TextTerms, cs.TextPostings, cs.TextBytes = c.text.stats()
+		c.mu.RUnlock()
+		cs.TextRebuilt, cs.TextDamage = info.textRebuilt, info.textDamage
 	}
 	return cs, nil
 }

@@ -81,7 +81,11 @@ func (c *Collection) verify(ctx context.Context) ([]string, error) {
 			ps = append(ps, p)
 		}
 	}
-	return append(ps, c.verifyIndex(ctx)...), nil
+	if info.textDamage != "" {
+		ps = append(ps, "full-text index was repaired at open: "+info.textDamage)
+	}
+	ps = append(ps, c.verifyIndex(ctx)...)
+	return append(ps, c.verifyText(ctx)...), nil
 }
 
 func (c *Collection) verifyCheckpointFile(desc *checkpointDesc) string {

@@ -1,0 +1,642 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/mnemodb/mnemo/engine/analysis"
+)
+
+// The full-text index. Each record's analyzed text (its length in terms and
+// each distinct term with its frequency) is stored under 'x' cid key, in
+// the same Pebble batch as the record, so it is exactly as durable as the
+// record and needs no log replay of its own. Memory holds the inverted
+// index built from those entries: postings per term, document lengths and
+// the collection statistics BM25 needs (N, total length, document
+// frequencies), all kept incrementally as records are written and deleted.
+// The collection's lock (c.mu) protects it.
+//
+// A stored entry:
+//
+//	+--------+------------------+------------------+-----------------------------------------+
+//	| ver u8 | length (uvarint) | count (uvarint)  | count x ( len uvarint | term | tf uvarint ) |
+//	+--------+------------------+------------------+-----------------------------------------+
+//
+// Terms are sorted and distinct; length is the sum of the frequencies.
+
+const textEntryVersion = 1
+
+// Default BM25 parameters (Robertson's usual values, as Lucene and
+// Elasticsearch use).
+const (
+	DefaultBM25K1 = 1.2
+	DefaultBM25B  = 0.75
+)
+
+// MaxTextTerms bounds the distinct terms indexed for one record; a record
+// with more (a document of megabytes) keeps its most frequent ones.
+const MaxTextTerms = 1 << 16
+
+type termFreq struct {
+	term string
+	tf   uint32
+}
+
+// textDoc is a record's analyzed text.
+type textDoc struct {
+	length uint32
+	terms  []termFreq // sorted by term, distinct
+}
+
+// textOf returns the text a record's full-text entry is made of: its
+// content and the string values of the configured metadata fields.
+func textOf(content string, meta map[string]any, fields []string) string {
+	if len(fields) == 0 {
+		return content
+	}
+	var sb strings.Builder
+	sb.WriteString(content)
+	for _, f := range fields {
+		switch v := meta[f].(type) {
+		case string:
+			sb.WriteByte('\n')
+			sb.WriteString(v)
+		case []any:
+			for _, x := range v {
+				if s, ok := x.(string); ok {
+					sb.WriteByte('\n')
+					sb.WriteString(s)
+				}
+			}
+		}
+	}
+	return sb.String()
+}
+
+// analyzeDoc analyzes text into a textDoc.
+func analyzeDoc(text string) textDoc {
+	terms := analysis.Terms(text)
+	if len(terms) == 0 {
+		return textDoc{}
+	}
+	slices.Sort(terms)
+	doc := textDoc{length: uint32(min(len(terms), math.MaxUint32))}
+	for i := 0; i < len(terms); {
+		j := i + 1
+		for j < len(terms) && terms[j] == terms[i] {
+			j++
+		}
+		doc.terms = append(doc.terms, termFreq{terms[i], uint32(j - i)})
+		i = j
+	}
+	if len(doc.terms) > MaxTextTerms {
+		byFreq := slices.Clone(doc.terms)
+		slices.SortStableFunc(byFreq, func(a, b termFreq) int { return int(b.tf) - int(a.tf) })
+		byFreq = byFreq[:MaxTextTerms]
+		slices.SortFunc(byFreq, func(a, b termFreq) int { return strings.Compare(a.term, b.term) })
+		doc.terms = byFreq
+	}
+	return doc
+}
+
+func encodeTextDoc(d textDoc) []byte {
+	n := 1 + 2*binary.MaxVarintLen32
+	for _, t := range d.terms {
+		n += len(t.term) + 2*binary.MaxVarintLen32
+	}
+	b := make([]byte, 0, n)
+	b = append(b, textEntryVersion)
+	b = binary.AppendUvarint(b, uint64(d.length))
+	b = binary.AppendUvarint(b, uint64(len(d.terms)))
+	for _, t := range d.terms {
+		b = binary.AppendUvarint(b, uint64(len(t.term)))
+		b = append(b, t.term...)
+		b = binary.AppendUvarint(b, uint64(t.tf))
+	}
+	return b
+}
+
+var errTextEntry = errors.New("malformed full-text entry")
+
+// decodeTextDoc parses a stored entry; every length is checked against the
+// bytes present.
+func decodeTextDoc(b []byte) (textDoc, error) {
+	if len(b) < 1 || b[0] != textEntryVersion {
+		return textDoc{}, errTextEntry
+	}
+	b = b[1:]
+	uv := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	length, ok1 := uv()
+	count, ok2 := uv()
+	if !ok1 || !ok2 || length > math.MaxUint32 || count > MaxTextTerms || count > uint64(len(b))/2 {
+		return textDoc{}, errTextEntry
+	}
+	d := textDoc{length: uint32(length), terms: make([]termFreq, 0, count)}
+	var sum uint64
+	for range count {
+		l, ok := uv()
+		if !ok || l == 0 || l > uint64(len(b)) {
+			return textDoc{}, errTextEntry
+		}
+		term := string(b[:l])
+		b = b[l:]
+		tf, ok := uv()
+		if !ok || tf == 0 || tf > math.MaxUint32 {
+			return textDoc{}, errTextEntry
+		}
+		if n := len(d.terms); n > 0 && d.terms[n-1].term >= term {
+			return textDoc{}, errTextEntry
+		}
+		d.terms = append(d.terms, termFreq{term, uint32(tf)})
+		sum += tf
+	}
+	if len(b) != 0 || sum > length {
+		return textDoc{}, errTextEntry
+	}
+	return d, nil
+}
+
+func (d textDoc) equal(o textDoc) bool {
+	return d.length == o.length && slices.Equal(d.terms, o.terms)
+}
+
+// posting is one record's occurrence of a term. gen is the record's
+// generation when the posting was made: a posting whose gen is not the
+// record's current one is stale (the record was overwritten or deleted)
+// and is skipped, and dropped when its list is next compacted.
+type posting struct {
+	key uint64
+	tf  uint32
+	gen uint32
+}
+
+type termPostings struct {
+	term string
+	list []posting
+	live int // postings that are not stale: the document frequency
+}
+
+// textIndex is the in-memory inverted index.
+type textIndex struct {
+	dict  map[string]uint32 // term -> index in terms
+	terms []termPostings
+	// Per record key (keys are dense): the current generation (0: no
+	// text), length in terms, and distinct term ids.
+	gens    []uint32
+	lengths []uint32
+	docs    map[uint64][]uint32
+	n       int    // records with at least one term
+	total   uint64 // sum of their lengths
+	stale   int    // stale postings, all lists
+	scratch sync.Pool
+}
+
+func newTextIndex() *textIndex {
+	return &textIndex{dict: make(map[string]uint32), docs: make(map[uint64][]uint32)}
+}
+
+func (t *textIndex) grow(key uint64) {
+	if key < uint64(len(t.gens)) {
+		return
+	}
+	n := max(2*uint64(len(t.gens)), key+1, 64)
+	t.gens = append(t.gens, make([]uint32, n-uint64(len(t.gens)))...)
+	t.lengths = append(t.lengths, make([]uint32, n-uint64(len(t.lengths)))...)
+}
+
+// add indexes a record's text under key, replacing what key held.
+func (t *textIndex) add(key uint64, d textDoc) {
+	t.remove(key)
+	t.grow(key)
+	gen := t.gens[key] + 1
+	if gen == 0 { // wrapped after 2^32 overwrites: no stale posting may match
+		t.compactAll()
+		gen = 1
+	}
+	t.gens[key] = gen
+	if len(d.terms) == 0 {
+		return
+	}
+	ids := make([]uint32, len(d.terms))
+	for i, tf := range d.terms {
+		id, ok := t.dict[tf.term]
+		if !ok {
+			id = uint32(len(t.terms))
+			term := strings.Clone(tf.term)
+			t.dict[term] = id
+			t.terms = append(t.terms, termPostings{term: term})
+		}
+		p := &t.terms[id]
+		p.list = append(p.list, posting{key: key, tf: tf.tf, gen: gen})
+		p.live++
+		ids[i] = id
+	}
+	t.docs[key] = ids
+	t.lengths[key] = d.length
+	t.n++
+	t.total += uint64(d.length)
+}
+
+// remove drops key's text; its postings become stale.
+func (t *textIndex) remove(key uint64) {
+	ids, ok := t.docs[key]
+	if !ok {
+		return
+	}
+	delete(t.docs, key)
+	t.gens[key]++ // the old postings no longer match
+	for _, id := range ids {
+		p := &t.terms[id]
+		p.live--
+		if len(p.list) >= 16 && p.live < len(p.list)/2 {
+			t.compact(p)
+		}
+	}
+	t.stale += len(ids)
+	t.n--
+	t.total -= uint64(t.lengths[key])
+	t.lengths[key] = 0
+}
+
+func (t *textIndex) compact(p *termPostings) {
+	kept := p.list[:0]
+	for _, x := range p.list {
+		if t.gens[x.key] == x.gen {
+			kept = append(kept, x)
+		}
+	}
+	t.stale -= len(p.list) - len(kept)
+	clear(p.list[len(kept):])
+	p.list = slices.Clip(kept)
+	if cap(p.list) > 2*len(p.list)+8 {
+		p.list = slices.Clone(p.list)
+	}
+}
+
+func (t *textIndex) compactAll() {
+	for i := range t.terms {
+		t.compact(&t.terms[i])
+	}
+}
+
+// BM25 holds the parameters of BM25 scoring.
+type BM25 struct {
+	// K1 saturates term frequency: 0 ignores it, larger lets it count
+	// longer. Typical values are 0.9 to 2.
+	K1 float64 `json:"k1"`
+	// B normalises by document length: 0 not at all, 1 fully.
+	B float64 `json:"b"`
+}
+
+func (p BM25) validate() error {
+	if !(p.K1 >= 0 && p.K1 <= 100) || !(p.B >= 0 && p.B <= 1) {
+		return fmt.Errorf("BM25 k1 %v, b %v: want k1 in [0, 100] and b in [0, 1]", p.K1, p.B)
+	}
+	return nil
+}
+
+type textResult struct {
+	key   uint64
+	score float64
+}
+
+// idf is BM25's inverse document frequency in its non-negative form
+// (Lucene's): ln(1 + (N - df + 0.5) / (df + 0.5)).
+func idf(n, df int) float64 {
+	return math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+}
+
+// search scores every record holding a query term by BM25 and returns the
+// k best that admit accepts (nil: all), best first, ties by key. The
+// caller holds the collection lock (shared).
+func (t *textIndex) search(query []string, k int, p BM25, admit func(uint64) bool) []textResult {
+	if k <= 0 || t.n == 0 || len(query) == 0 {
+		return nil
+	}
+	type qterm struct {
+		id  uint32
+		qtf float64
+	}
+	slices.Sort(query)
+	var qs []qterm
+	for i := 0; i < len(query); {
+		j := i + 1
+		for j < len(query) && query[j] == query[i] {
+			j++
+		}
+		if id, ok := t.dict[query[i]]; ok && t.terms[id].live > 0 {
+			qs = append(qs, qterm{id, float64(j - i)})
+		}
+		i = j
+	}
+	if len(qs) == 0 {
+		return nil
+	}
+	acc := t.accumulator()
+	defer t.scratch.Put(acc)
+	avg := float64(t.total) / float64(t.n)
+	for _, q := range qs {
+		tp := &t.terms[q.id]
+		w := idf(t.n, tp.live) * q.qtf * (p.K1 + 1)
+		for _, x := range tp.list {
+			if t.gens[x.key] != x.gen {
+				continue
+			}
+			tf := float64(x.tf)
+			norm := p.K1 * (1 - p.B + p.B*float64(t.lengths[x.key])/avg)
+			s := w * tf / (tf + norm)
+			if acc.score[x.key] == 0 {
+				acc.touched = append(acc.touched, x.key)
+			}
+			acc.score[x.key] += s
+		}
+	}
+	h := make(textHeap, 0, min(k, len(acc.touched))+1)
+	for _, key := range acc.touched {
+		s := acc.score[key]
+		acc.score[key] = 0
+		if len(h) == k && !better(textResult{key, s}, h[0]) {
+			continue
+		}
+		if admit != nil && !admit(key) {
+			continue
+		}
+		h.push(textResult{key, s}, k)
+	}
+	acc.touched = acc.touched[:0]
+	out := []textResult(h)
+	slices.SortFunc(out, func(a, b textResult) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+type textAcc struct {
+	score   []float64
+	touched []uint64
+}
+
+func (t *textIndex) accumulator() *textAcc {
+	acc, _ := t.scratch.Get().(*textAcc)
+	if acc == nil {
+		acc = &textAcc{}
+	}
+	if len(acc.score) < len(t.gens) {
+		acc.score = make([]float64, len(t.gens))
+	}
+	return acc
+}
+
+// better orders results: higher score first, then lower key.
+func better(a, b textResult) bool {
+	return a.score > b.score || a.score == b.score && a.key < b.key
+}
+
+// textHeap is a min-heap (worst at the root) of at most k results.
+type textHeap []textResult
+
+func (h *textHeap) push(r textResult, k int) {
+	if len(*h) < k {
+		*h = append(*h, r)
+		s := *h
+		for i := len(s) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !better(s[p], s[i]) {
+				break
+			}
+			s[p], s[i] = s[i], s[p]
+			i = p
+		}
+		return
+	}
+	s := *h
+	s[0] = r
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(s) && better(s[m], s[l]) {
+			m = l
+		}
+		if l+1 < len(s) && better(s[m], s[l+1]) {
+			m = l + 1
+		}
+		if m == i {
+			return
+		}
+		s[i], s[m] = s[m], s[i]
+		i = m
+	}
+}
+
+// stats reports the index's size and estimates its memory.
+func (t *textIndex) stats() (terms, postings int, bytes int64) {
+	for i := range t.terms {
+		postings += cap(t.terms[i].list)
+	}
+	bytes = int64(postings)*16 + int64(len(t.terms))*40 + int64(len(t.gens))*8
+	for term := range t.dict {
+		bytes += int64(len(term)) + 40 // key, string header, value, map overhead
+	}
+	for _, ids := range t.docs {
+		bytes += int64(cap(ids))*4 + 56
+	}
+	return len(t.dict), postings, bytes
+}
+
+// loadText builds the in-memory full-text index from the stored entries.
+// An entry is derived data: one that is missing (the record was written
+// before its collection had a full-text index), damaged, or left without
+// its record is rebuilt from the records, logged, and, when the database
+// takes writes, stored again.
+func (c *Collection) loadText() error {
+	if c.text == nil {
+		return nil
+	}
+	prefix := cidPrefix(tagText, c.id)
+	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	if err != nil {
+		return err
+	}
+	var orphans [][]byte
+	damaged := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()[len(prefix):]
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return readError(fmt.Sprintf("read full-text entries of %q", c.name), err)
+		}
+		if len(k) != 8 {
+			orphans = append(orphans, slices.Clone(it.Key()))
+			continue
+		}
+		key := binary.BigEndian.Uint64(k)
+		if _, ok := c.keys[key]; !ok {
+			orphans = append(orphans, slices.Clone(it.Key()))
+			continue
+		}
+		d, err := decodeTextDoc(v)
+		if err != nil {
+			damaged++
+			continue
+		}
+		c.text.add(key, d)
+	}
+	if err := it.Close(); err != nil {
+		return readError(fmt.Sprintf("read full-text entries of %q", c.name), err)
+	}
+	var missing []uint64
+	for key := range c.keys {
+		if key >= uint64(len(c.text.gens)) || c.text.gens[key] == 0 {
+			missing = append(missing, key)
+		}
+	}
+	if len(missing) == 0 && len(orphans) == 0 {
+		return nil
+	}
+	slices.Sort(missing)
+	b := c.db.pdb.NewBatch()
+	defer b.Close()
+	for _, key := range missing {
+		rec, found, err := c.read(c.keys[key])
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("%w: record %q of %q vanished during open", ErrCorrupt, c.keys[key], c.name)
+		}
+		d := analyzeDoc(textOf(rec.Content, rec.Metadata, c.cfg.Text.Fields))
+		c.text.add(key, d)
+		b.Set(textKey(c.id, key), encodeTextDoc(d), nil)
+	}
+	for _, k := range orphans {
+		b.Delete(k, nil)
+	}
+	c.loadInfo.textRebuilt = len(missing)
+	if damaged > 0 || len(orphans) > 0 {
+		c.loadInfo.textDamage = fmt.Sprintf("%d damaged and %d orphaned full-text entries", damaged, len(orphans))
+		c.db.logf("collection %q: %s rebuilt from the records", c.name, c.loadInfo.textDamage)
+	}
+	if err := c.db.commit(b, pebble.Sync, fmt.Sprintf("store full-text entries of %q", c.name)); err != nil {
+		if errors.Is(err, ErrReadOnly) || errors.Is(err, ErrNoSpace) {
+			c.db.logf("collection %q: full-text entries of %d records indexed in memory only: %v", c.name, len(missing), err)
+			return nil
+		}
+		return err
+	}
+	return nil
+}
+
+// verifyText compares the full-text index with the records: each record's
+// stored entry must be the analysis of its text, and memory must hold
+// exactly the stored entries, with statistics that add up.
+func (c *Collection) verifyText(ctx context.Context) []string {
+	if c.text == nil {
+		return nil
+	}
+	var ps []string
+	bad := func(format string, a ...any) {
+		if len(ps) < 20 {
+			ps = append(ps, fmt.Sprintf(format, a...))
+		}
+	}
+	df := map[string]int{}
+	n, total := 0, uint64(0)
+	after := ""
+	for {
+		if ctx.Err() != nil {
+			return ps
+		}
+		page, next, err := c.scan(after, 1000)
+		if err != nil {
+			bad("records: %v", err)
+			return ps
+		}
+		for _, r := range page {
+			want := analyzeDoc(textOf(r.Content, r.Metadata, c.cfg.Text.Fields))
+			c.mu.RLock()
+			key, ok := c.ids[r.ID]
+			c.mu.RUnlock()
+			if !ok {
+				continue // reported by verifyIndex
+			}
+			v, closer, err := c.db.pdb.Get(textKey(c.id, key))
+			if err != nil {
+				bad("record %q: full-text entry: %v", r.ID, err)
+			} else {
+				d, err := decodeTextDoc(v)
+				closer.Close()
+				if err != nil || !d.equal(want) {
+					bad("record %q: the stored full-text entry is not the analysis of its text", r.ID)
+				}
+			}
+			c.mu.RLock()
+			t := c.text
+			var have []termFreq
+			for _, id := range t.docs[key] {
+				have = append(have, termFreq{term: t.terms[id].term})
+			}
+			length := uint32(0)
+			if key < uint64(len(t.lengths)) {
+				length = t.lengths[key]
+			}
+			c.mu.RUnlock()
+			wantTerms := make([]termFreq, len(want.terms))
+			for i, tf := range want.terms {
+				wantTerms[i] = termFreq{term: tf.term}
+			}
+			slices.SortFunc(have, func(a, b termFreq) int { return strings.Compare(a.term, b.term) })
+			if !slices.Equal(have, wantTerms) || length != want.length {
+				bad("record %q: the in-memory full-text index does not hold its text", r.ID)
+			}
+			for _, tf := range want.terms {
+				df[tf.term]++
+			}
+			if want.length > 0 {
+				n++
+				total += uint64(want.length)
+			}
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.text
+	if t.n != n || t.total != total {
+		bad("full-text statistics: %d documents of %d terms in all, the records make %d of %d", t.n, t.total, n, total)
+	}
+	for term, id := range t.dict {
+		if t.terms[id].live != df[term] {
+			bad("term %q: document frequency %d, the records make %d", term, t.terms[id].live, df[term])
+		}
+	}
+	for term, want := range df {
+		if _, ok := t.dict[term]; !ok {
+			bad("term %q (in %d records) is not in the full-text index", term, want)
+		}
+	}
+	return ps
+}
