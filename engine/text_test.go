@@ -214,7 +214,7 @@ func TestHybrid(t *testing.T) {
 	if _, err := c.Upsert(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
-	q := Query{Vector: []float32{1, 0}, Text: "zebra", K: 3, Fusion: Fusion{Depth: 2}}
+	q := Query{Vector: []float32{1, 0}, Text: "zebra", K: 3, Fusion: Fusion{Method: FusionRRF, VectorWeight: 0.5, Depth: 2}}
 	hits, plan, err := c.QueryPlan(ctx, q)
 	if err != nil || plan != PlanGraph && plan != PlanExact {
 		t.Fatal(err, plan)
@@ -373,4 +373,57 @@ func FuzzTextEntry(f *testing.F) {
 			t.Fatalf("round trip of %x: %v", b, err)
 		}
 	})
+}
+
+// TestNeighbors: a match lifts the records beside it in its own sequence,
+// within the filter, and only there.
+func TestNeighbors(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 2})
+	var recs []Record
+	for _, s := range []string{"a", "b"} {
+		for p := range 5 {
+			content := fmt.Sprintf("turn %d", p)
+			if s == "a" && p == 2 {
+				content = "the zebra answer"
+			}
+			recs = append(recs, Record{ID: fmt.Sprintf("%s%d", s, p), Vector: []float32{1, float32(p)}, Content: content,
+				Metadata: map[string]any{"session": s, "pos": p, "keep": p != 3}})
+		}
+	}
+	if _, err := c.Upsert(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	got := func(q Query) map[string]float64 {
+		t.Helper()
+		hits, err := c.Query(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]float64{}
+		for _, h := range hits {
+			m[h.Record.ID] = h.Score
+		}
+		return m
+	}
+	nb := &Neighbors{Group: "session", Position: "pos", Weight: 0.5}
+	m := got(Query{Text: "zebra", Neighbors: nb})
+	if len(m) != 3 || m["a1"] != 0.5*m["a2"] || m["a3"] != 0.5*m["a2"] || m["a2"] <= 0 {
+		t.Fatalf("neighbours of a2: %v", m)
+	}
+	f, _ := ParseFilter(`{"keep": true}`)
+	if m := got(Query{Text: "zebra", Neighbors: nb, Filter: f}); len(m) != 2 || m["a3"] != 0 {
+		t.Fatalf("with a filter excluding a3: %v", m)
+	}
+	if m := got(Query{Text: "zebra", Neighbors: &Neighbors{Position: "pos", Weight: 0.5, Window: 2}}); len(m) != 9 {
+		t.Fatalf("one sequence, window 2: %v", m)
+	}
+	hm := got(Query{Text: "zebra", Vector: []float32{1, 2}, Neighbors: nb, Fusion: Fusion{Method: FusionWeighted}})
+	if hm["a1"] == 0 || hm["b1"] != 0 && hm["b1"] >= hm["a1"] {
+		t.Fatalf("hybrid with neighbours: %v", hm)
+	}
+	if _, err := c.Query(ctx, Query{Vector: []float32{1, 0}, Neighbors: nb}); err == nil {
+		t.Fatal("neighbours accepted in a vector query")
+	}
 }
