@@ -39,9 +39,9 @@ type Embedder interface {
 	Identity() string
 }
 
-// IsZero reports whether v is the zero vector, which is what Hashing
-// returns for a text without letters or digits: such a vector has no
-// direction and cannot be searched by cosine.
+// IsZero reports whether v is the zero vector, which is what
+// Hashing.Vector returns for empty or whitespace-only text: such a vector
+// has no direction and cannot be searched by cosine.
 func IsZero(v []float32) bool {
 	for _, x := range v {
 		if x != 0 {

@@ -23,8 +23,10 @@ import (
 //     rather than pile up);
 //  5. normalises the vector to unit length.
 //
-// A text with no letters or digits embeds to the zero vector; the memory
-// adapters reject empty text before embedding. Hashing is deterministic
+// A text with no letters or digits uses its runs of other non-space
+// characters as its words ("?", "🙂"); only empty or whitespace-only text
+// has nothing to embed: Vector returns the zero vector for it and Embed
+// fails with ErrEmptyText. Hashing is deterministic
 // across runs and platforms, needs no model file, and is safe for
 // concurrent use.
 type Hashing struct {
@@ -53,7 +55,8 @@ func (h *Hashing) Dimension() int { return h.dim }
 // features change, so stored memories are never compared across versions.
 func (h *Hashing) Identity() string { return fmt.Sprintf("hashing/v1/%d", h.dim) }
 
-// Embed embeds each text; it never fails except on a cancelled context.
+// Embed embeds each text; it fails only on a cancelled context and on an
+// empty or whitespace-only text (ErrEmptyText).
 func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
@@ -61,6 +64,9 @@ func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+		}
+		if strings.TrimSpace(t) == "" {
+			return nil, fmt.Errorf("%w: text %d", ErrEmptyText, i)
 		}
 		out[i] = h.Vector(t)
 	}
@@ -71,6 +77,9 @@ func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error
 func (h *Hashing) Vector(text string) []float32 {
 	v := make([]float32, h.dim)
 	words := tokenize(text)
+	if len(words) == 0 {
+		words = strings.Fields(text) // symbols only: "?", "🙂"
+	}
 	counts := make(map[string]int, len(words))
 	for _, w := range words {
 		counts[w]++

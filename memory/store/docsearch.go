@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/mnemodb/mnemo/engine"
@@ -59,19 +60,26 @@ func docID(p string) string { return hashOf(p) }
 // hash is recorded only once the index holds what it hashes, so a write
 // that fails is retried by the next sync. The caller holds x.mu.
 func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
-	var stale, texts []string
+	var stale, texts, blank []string
 	for p, content := range docs {
-		if x.hashes[p] != hashOf(content) {
+		switch {
+		case x.hashes[p] == hashOf(content):
+		case strings.TrimSpace(content) == "":
+			blank = append(blank, p)
+		default:
 			stale, texts = append(stale, p), append(texts, content)
 		}
 	}
-	if len(stale) > 0 {
-		vecs, err := x.space.Embedder().Embed(ctx, texts)
-		if err != nil {
-			return err
+	if len(stale)+len(blank) > 0 {
+		var vecs [][]float32
+		if len(texts) > 0 {
+			var err error
+			if vecs, err = x.space.Embedder().Embed(ctx, texts); err != nil {
+				return err
+			}
 		}
 		var recs []engine.Record
-		var indexed, blank []string
+		var indexed []string
 		for i, p := range stale {
 			if embed.IsZero(vecs[i]) {
 				blank = append(blank, p)

@@ -98,7 +98,6 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"empty question", storeErr(m, Entry{Question: ""}), ErrEmptyText},
 		{"whitespace question", storeErr(m, Entry{Question: " \t\n "}), ErrEmptyText},
-		{"punctuation only", storeErr(m, Entry{Question: "?!"}), ErrEmptyText},
 		{"invalid utf8", storeErr(m, Entry{Question: "bad \xff"}), ErrInvalid},
 		{"long id", storeErr(m, Entry{ID: strings.Repeat("x", 600), Question: "ok"}), ErrInvalid},
 		{"unencodable args", storeErr(m, Entry{Question: "ok", ToolArgs: map[string]any{"f": func() {}}}), ErrInvalid},

@@ -49,7 +49,8 @@ func (s *Space) Embedder() embed.Embedder { return s.emb }
 
 // Vector validates and embeds one text; what names it in errors ("query",
 // "fact"). Empty or whitespace-only text, and text the embedder maps to
-// the zero vector (no letters or digits), wrap the empty sentinel;
+// the zero vector, wrap the empty sentinel (symbol-only text such as "?"
+// embeds with the default embedder);
 // invalid UTF-8 wraps the invalid one. The caller owns the vector.
 func (s *Space) Vector(ctx context.Context, what, text string) ([]float32, error) {
 	if strings.TrimSpace(text) == "" {
@@ -63,7 +64,7 @@ func (s *Space) Vector(ctx context.Context, what, text string) ([]float32, error
 		return nil, err
 	}
 	if embed.IsZero(vs[0]) {
-		return nil, fmt.Errorf("%w: %s has nothing to embed (no letters or digits)", s.empty, what)
+		return nil, fmt.Errorf("%w: %s has nothing to embed (the embedder made the zero vector)", s.empty, what)
 	}
 	return vs[0], nil
 }

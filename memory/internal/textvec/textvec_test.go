@@ -31,7 +31,8 @@ func TestVector(t *testing.T) {
 		{"text", "Paul works at Google", nil},
 		{"empty", "", errEmpty},
 		{"whitespace", " \t\n", errEmpty},
-		{"nothing to embed", "?!...", errEmpty},
+		{"symbols only", "?!...", nil},
+		{"emoji only", "🙂", nil},
 		{"invalid UTF-8", "bad \xff", errInvalid},
 	}
 	for _, tt := range tests {
