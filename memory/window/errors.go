@@ -13,6 +13,15 @@ var (
 	// ErrUnknownToolCall reports a tool result whose call ID matches no
 	// earlier assistant tool call.
 	ErrUnknownToolCall = errors.New("window: tool result for an unknown tool call")
+	// ErrSeparatedToolResult reports a tool result that would not directly
+	// follow the assistant message that made its call: another message (a
+	// user message, say) was recorded after the call. Chat APIs refuse
+	// such a context.
+	ErrSeparatedToolResult = errors.New("window: tool result separated from its call")
+	// ErrUnansweredToolCalls reports a message other than a tool result
+	// recorded while tool calls of the last assistant message have no
+	// result yet. Chat APIs refuse such a context.
+	ErrUnansweredToolCalls = errors.New("window: tool calls without results")
 	// ErrSessionOpen reports a NewStored of a session that is already open on
 	// the same database in this process (until that window is closed).
 	ErrSessionOpen = errors.New("window: session already open")

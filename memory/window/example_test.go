@@ -2,6 +2,7 @@ package window_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -89,4 +90,25 @@ func ExampleOptions_recall() {
 	msgs, _ := w.Context(ctx)
 	fmt.Printf("%s: %q\n", msgs[0].Role, msgs[0].Content)
 	// Output: system: "Recalled from earlier in this conversation:\n\nuser: My locker code is 4711."
+}
+
+// A tool call and its result travel together: while a call waits for its
+// result, the window takes nothing else, so no context can hold a result
+// without its call.
+func Example_toolCalls() {
+	ctx := context.Background()
+	w, _ := window.New(1000, nil)
+	w.Record(ctx, window.Message{Role: window.User, Content: "Weather in Lisbon?"})
+	w.Record(ctx, window.Message{Role: window.Assistant, ToolCalls: []window.ToolCall{
+		{ID: "c1", Name: "weather", Arguments: `{"city":"Lisbon"}`}}})
+
+	err := w.Record(ctx, window.Message{Role: window.User, Content: "Hello?"})
+	fmt.Println(errors.Is(err, window.ErrUnansweredToolCalls))
+
+	w.Record(ctx, window.Message{Role: window.Tool, Content: "21°C, sunny", ToolCallID: "c1"})
+	err = w.Record(ctx, window.Message{Role: window.User, Content: "Thanks!"})
+	fmt.Println(err)
+	// Output:
+	// true
+	// <nil>
 }

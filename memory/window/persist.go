@@ -159,7 +159,22 @@ func (w *Window) open(name string) error {
 			return err
 		}
 	}
-	return w.load()
+	if err := w.load(); err != nil {
+		return err
+	}
+	// A session stored before tool results had to follow their calls may
+	// hold rounds that rounds now joins (see toolcalls.go); its recall
+	// index numbered them apart and is rebuilt.
+	split := 0
+	for i, e := range w.msgs {
+		if i == 0 || e.m.Role == User {
+			split++
+		}
+	}
+	if w.recall && split != len(w.rounds()) {
+		return w.reindex(context.Background(), split)
+	}
+	return nil
 }
 
 func (s *store) roundCollection(name string) (*engine.Collection, error) {
@@ -286,9 +301,7 @@ func (w *Window) load() error {
 				}
 			}
 			m.Protected, _ = r.Metadata["protected"].(bool)
-			for _, c := range m.ToolCalls {
-				w.calls[c.ID] = true
-			}
+			w.calls.add(m)
 			w.msgs = append(w.msgs, entry{m, m.Protected, w.counter(m)})
 		}
 		if next == "" {

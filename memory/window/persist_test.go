@@ -23,7 +23,8 @@ func TestPersistentWindow(t *testing.T) {
 	}
 	w.RecordProtected(ctx, Message{Role: System, Content: "Always answer in French."})
 	w.Record(ctx, Message{Role: User, Content: "Find flights"})
-	w.Record(ctx, Message{Role: Assistant, Reasoning: "need a tool", ToolCalls: []ToolCall{{ID: "c1", Name: "flights", Arguments: `{"to":"LIS"}`}}})
+	w.Record(ctx, Message{Role: Assistant, Reasoning: "need a tool", ToolCalls: []ToolCall{
+		{ID: "c1", Name: "flights", Arguments: `{"to":"LIS"}`}, {ID: "c2", Name: "hotels", Arguments: `{"in":"LIS"}`}}})
 	w.Record(ctx, Message{Role: Tool, Content: "3 flights", ToolCallID: "c1"})
 	before, _ := w.Context(ctx)
 	w.Close()
@@ -39,12 +40,19 @@ func TestPersistentWindow(t *testing.T) {
 	if fmt.Sprintf("%+v", before) != fmt.Sprintf("%+v", after) {
 		t.Fatalf("after reopen:\n%+v\nwant\n%+v", after, before)
 	}
-	// The restored tool calls still validate tool results.
-	if err := w.Record(ctx, Message{Role: Tool, Content: "late result", ToolCallID: "c1"}); err != nil {
-		t.Fatal(err)
+	// The restored tool calls still validate tool results: c2 still
+	// waits for its result, c1 has one, c3 was never made.
+	if err := w.Record(ctx, Message{Role: User, Content: "and?"}); !errors.Is(err, ErrUnansweredToolCalls) || !strings.Contains(err.Error(), `"c2"`) {
+		t.Fatalf("a user message while c2 waits, after reopen: %v", err)
 	}
-	if err := w.Record(ctx, Message{Role: Tool, Content: "x", ToolCallID: "c2"}); !errors.Is(err, ErrUnknownToolCall) {
+	if err := w.Record(ctx, Message{Role: Tool, Content: "x", ToolCallID: "c3"}); !errors.Is(err, ErrUnknownToolCall) {
 		t.Fatalf("unknown call after reopen: %v", err)
+	}
+	if err := w.Record(ctx, Message{Role: Tool, Content: "again", ToolCallID: "c1"}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a second result for c1 after reopen: %v", err)
+	}
+	if err := w.Record(ctx, Message{Role: Tool, Content: "2 hotels", ToolCallID: "c2"}); err != nil {
+		t.Fatal(err)
 	}
 	w.SetBudget(1)
 	got, _ := w.Context(ctx)

@@ -7,9 +7,8 @@
 //
 // The unit of trimming is the round: a user message and everything after
 // it up to the next user message (assistant replies, tool calls and their
-// results), so a tool call is never separated from its result. Messages
-// before the first user message (a system prompt) form a round of their
-// own. When Context is called:
+// results). Messages before the first user message (a system prompt) form
+// a round of their own. When Context is called:
 //
 //   - the newest round is always kept, even over budget;
 //   - every round holding a protected message (RecordProtected) is kept;
@@ -20,6 +19,32 @@
 //
 // Trimming happens on read and changes nothing stored: raising the budget
 // brings history back.
+//
+// # Tool calls and results
+//
+// No context may hold a tool result without the assistant message that
+// made its call, or that message without its results followed by other
+// messages: chat APIs refuse both (OpenAI wants the tool messages right
+// after the assistant message with tool_calls, Anthropic the tool_result
+// blocks in the very next user turn). Record therefore takes a tool result
+// only right after its call's assistant message (or that message's other
+// results), and nothing else while a call of that message waits for its
+// result (ErrUnansweredToolCalls, ErrSeparatedToolResult,
+// ErrUnknownToolCall); SetMessages checks the same. A call and its results
+// then share a round, which is kept or trimmed whole. Record an error
+// result for a call that failed, so the conversation can go on.
+//
+// # System prompts and protection
+//
+// A message recorded with Record is trimmed like any other, system
+// messages included: record the system prompt and other standing
+// instructions with RecordProtected (or keep them outside the window and
+// prepend them to each context). Protection keeps the whole round of a
+// protected message, as the original does: a protected message recorded
+// in a conversation's round keeps that round's user message and replies
+// too, and a call with its results. To protect an instruction alone,
+// record it protected before the first user message, where it forms a
+// round with the other leading system messages.
 package window
 
 import (
@@ -117,7 +142,7 @@ type Window struct {
 	budget  int
 	counter Counter
 	msgs    []entry
-	calls   map[string]bool // tool call IDs seen on assistant messages
+	calls   *toolCalls // the calls recorded and those waiting for results
 	recall  bool
 	share   float64
 	st      *store // engine backing; nil for a plain in-memory window
@@ -148,7 +173,7 @@ func New(budget int, opts *Options) (*Window, error) {
 	if budget <= 0 {
 		return nil, fmt.Errorf("%w: budget %d, want > 0", ErrInvalid, budget)
 	}
-	w := &Window{budget: budget, counter: DefaultCounter, calls: map[string]bool{}}
+	w := &Window{budget: budget, counter: DefaultCounter, calls: newToolCalls()}
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -209,17 +234,15 @@ func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	if err := w.persist(ctx, len(w.msgs), e); err != nil {
 		return err
 	}
-	for _, c := range m.ToolCalls {
-		w.calls[c.ID] = true
-	}
+	w.calls.add(m)
 	w.msgs = append(w.msgs, e)
 	rs := w.rounds()
 	return w.indexRound(ctx, rs, len(rs)-1)
 }
 
-// check validates m against calls, the IDs of the tool calls recorded
-// before it.
-func check(m Message, calls map[string]bool) error {
+// check validates m against calls, the tool calls recorded before it
+// (see toolcalls.go).
+func check(m Message, calls *toolCalls) error {
 	switch m.Role {
 	case System, User, Assistant, Tool:
 	default:
@@ -244,10 +267,8 @@ func check(m Message, calls map[string]bool) error {
 		return fmt.Errorf("%w: a tool message without a tool call ID", ErrInvalid)
 	case m.Role != Tool && m.ToolCallID != "":
 		return fmt.Errorf("%w: only tool messages answer a tool call", ErrInvalid)
-	case m.Role == Tool && !calls[m.ToolCallID]:
-		return fmt.Errorf("%w: %q", ErrUnknownToolCall, m.ToolCallID)
 	}
-	return nil
+	return calls.check(m)
 }
 
 func validUTF8(ss ...string) bool {
@@ -325,15 +346,13 @@ func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
 	if w.closed {
 		return ErrClosed
 	}
-	calls := map[string]bool{}
+	calls := newToolCalls()
 	entries := make([]entry, len(msgs))
 	for i, m := range msgs {
 		if err := check(m, calls); err != nil {
 			return fmt.Errorf("message %d: %w", i, err)
 		}
-		for _, c := range m.ToolCalls {
-			calls[c.ID] = true
-		}
+		calls.add(m)
 		entries[i] = entry{m.clone(), m.Protected, w.counter(m)}
 	}
 	oldRounds := len(w.rounds())
@@ -350,20 +369,6 @@ type round struct {
 	start, end int
 	tokens     int
 	protected  bool
-}
-
-func (w *Window) rounds() []round {
-	var rs []round
-	for i, e := range w.msgs {
-		if i == 0 || e.m.Role == User {
-			rs = append(rs, round{start: i, end: i})
-		}
-		r := &rs[len(rs)-1]
-		r.end = i + 1
-		r.tokens += e.tokens
-		r.protected = r.protected || e.protected
-	}
-	return rs
 }
 
 // window picks the rounds to keep within budget and returns their

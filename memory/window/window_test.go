@@ -153,7 +153,9 @@ func TestBadMessages(t *testing.T) {
 
 // TestWindowProperties checks random conversations: the context is
 // chronological, made of whole rounds, holds the newest round and every
-// protected round, and fits the budget unless those alone exceed it.
+// protected round, fits the budget unless those alone exceed it, and
+// pairs tool calls and results as chat APIs require. The random messages
+// include out-of-order tool results, which Record must refuse.
 func TestWindowProperties(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -170,23 +172,35 @@ func TestWindowProperties(t *testing.T) {
 			case x < 3:
 				m = Message{Role: User}
 			case x < 5 && calls > 0:
-				m = Message{Role: Tool, ToolCallID: fmt.Sprint("c", r.IntN(calls))}
+				// Mostly a call of the last assistant message, some older.
+				m = Message{Role: Tool, ToolCallID: fmt.Sprint("c", calls-1-r.IntN(min(calls, 4)))}
 			case x < 7:
-				m = Message{Role: Assistant, ToolCalls: []ToolCall{{ID: fmt.Sprint("c", calls), Name: "f"}}}
-				calls++
+				m = Message{Role: Assistant}
+				for range 1 + r.IntN(2) {
+					m.ToolCalls = append(m.ToolCalls, ToolCall{ID: fmt.Sprint("c", calls), Name: "f"})
+					calls++
+				}
 			default:
 				m = Message{Role: Assistant}
 			}
 			m.Content = fmt.Sprintf("m%d%s", i, strings.Repeat(".", r.IntN(8)))
 			p := r.IntN(12) == 0
+			var err error
 			if p {
-				w.RecordProtected(ctx, m)
+				err = w.RecordProtected(ctx, m)
 			} else {
-				w.Record(ctx, m)
+				err = w.Record(ctx, m)
+			}
+			if err != nil {
+				if !errors.Is(err, ErrUnansweredToolCalls) && !errors.Is(err, ErrSeparatedToolResult) && !errors.Is(err, ErrUnknownToolCall) && !errors.Is(err, ErrInvalid) {
+					t.Fatalf("seed %d iter %d: Record(%+v) = %v", seed, iter, m, err)
+				}
+				continue
 			}
 			all, protected = append(all, m), append(protected, p)
 		}
 		got, _ := w.Context(ctx)
+		checkPairing(t, got)
 		// Chronological and made of whole rounds: got is a subsequence of
 		// all, and each kept round is kept whole.
 		idx := map[string]int{}
@@ -241,6 +255,34 @@ func TestWindowProperties(t *testing.T) {
 		}
 		if tokens > budget && tokens > mandatory {
 			t.Fatalf("seed %d iter %d: %d tokens over budget %d (mandatory %d)", seed, iter, tokens, budget, mandatory)
+		}
+	}
+}
+
+// checkPairing fails t unless every tool result in ms directly follows
+// the assistant message that made its call (with only results of that
+// message between them), and every call is answered before the next
+// message that is not a result, as chat APIs require; only the calls of
+// the last assistant message may still wait.
+func checkPairing(t *testing.T, ms []Message) {
+	t.Helper()
+	var open map[string]bool
+	for i, m := range ms {
+		if m.Role == Tool {
+			if answered, ok := open[m.ToolCallID]; !ok || answered {
+				t.Fatalf("message %d: result for %q without its call right before it: %+v", i, m.ToolCallID, ms)
+			}
+			open[m.ToolCallID] = true
+			continue
+		}
+		for id, answered := range open {
+			if !answered {
+				t.Fatalf("message %d: call %q unanswered before a %s message: %+v", i, id, m.Role, ms)
+			}
+		}
+		open = map[string]bool{}
+		for _, c := range m.ToolCalls {
+			open[c.ID] = false
 		}
 	}
 }
