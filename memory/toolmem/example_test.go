@@ -62,3 +62,30 @@ func ExampleNew() {
 	// get_weather
 	// [memories toolmem.texts toolmem.tools]
 }
+
+// Tool arguments come back exactly as they were stored: numbers as
+// json.Number, or typed through DecodeArgs.
+func ExampleEntry_DecodeArgs() {
+	ctx := context.Background()
+	mem, _ := toolmem.Open("", nil)
+	defer mem.Close()
+	mem.Store(ctx, toolmem.Entry{
+		Question: "Show order 9007199254740993",
+		ToolName: "get_order",
+		ToolArgs: map[string]any{"id": int64(9007199254740993), "lines": 5},
+	})
+	hits, _ := mem.Retrieve(ctx, "show order 9007199254740993", nil)
+	fmt.Println(hits[0].ToolArgs["id"], hits[0].ToolArgs["lines"])
+
+	var args struct {
+		ID    int64
+		Lines int
+	}
+	if err := hits[0].DecodeArgs(&args); err != nil {
+		panic(err)
+	}
+	fmt.Println(args.ID, args.Lines)
+	// Output:
+	// 9007199254740993 5
+	// 9007199254740993 5
+}

@@ -44,11 +44,32 @@ import (
 )
 
 // Entry is one tool-usage memory.
+//
+// # Tool arguments
+//
+// The original keeps "the exact arguments that worked". Store keeps
+// ToolArgs as its JSON text, and Retrieve decodes that text with
+// json.Decoder.UseNumber, so the ToolArgs of a retrieved entry hold these
+// Go types, the same before and after the database is reopened:
+//
+//	JSON object  map[string]any
+//	JSON array   []any
+//	string       string
+//	number       json.Number: the number's exact text ("5", "0.1", "9007199254740993")
+//	true, false  bool
+//	null         nil
+//
+// A number keeps its exact value, even an int64 beyond 2^53 that a
+// float64 would round: read it with its Int64, Float64 or String method,
+// or decode the arguments into a struct of your own with DecodeArgs. A nil
+// ToolArgs comes back as an empty map. Entries stored by earlier versions
+// kept their arguments as database metadata, where numbers were already
+// float64; they come back as json.Number too, with that float64's text.
 type Entry struct {
 	ID            string         // NewEntryID() when empty on Store
 	Question      string         // the natural-language question; embedded
 	ToolName      string         // the tool that was called
-	ToolArgs      map[string]any // the arguments that worked (a JSON object; see Store)
+	ToolArgs      map[string]any // the arguments that worked, as a JSON object (see above)
 	ResultSummary string         // see Summarize
 	Similarity    float32        // filled by Retrieve
 	Timestamp     time.Time      // set to now (UTC) by Store when zero; persisted
@@ -169,10 +190,11 @@ func (m *Memory) Close() error {
 // new one, and a zero Timestamp the current time; e is not modified (Store
 // returns the ID used).
 //
-// ToolArgs must encode as JSON and nest objects and arrays at most
-// MaxArgsDepth levels deep (the arguments object itself is the first), as
-// they are stored one level down in the record's metadata; deeper or
-// self-containing arguments are ErrInvalid, and nothing is stored.
+// ToolArgs must encode as JSON (encoding/json) and nest objects and arrays
+// at most MaxArgsDepth levels deep (the arguments object itself is the
+// first); deeper, self-containing or unencodable arguments (NaN, a func)
+// are ErrInvalid, and nothing is stored. They are stored as their JSON
+// text, so they come back exactly as they encode (see Entry).
 func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 	v, err := m.space.Vector(ctx, "question", e.Question)
 	if err != nil {
@@ -184,9 +206,9 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 	if e.Timestamp.IsZero() {
 		e.Timestamp = time.Now().UTC()
 	}
-	args := e.ToolArgs
-	if args == nil {
-		args = map[string]any{}
+	args, err := encodeArgs(e.ToolArgs)
+	if err != nil {
+		return "", err
 	}
 	meta := map[string]any{
 		"tool_name":      e.ToolName,
@@ -222,7 +244,7 @@ func (m *Memory) Retrieve(ctx context.Context, question string, s *Search) ([]En
 		meta := h.Record.Metadata
 		e := Entry{ID: h.Record.ID, Question: h.Record.Content, Similarity: similarity(h)}
 		e.ToolName, _ = meta["tool_name"].(string)
-		e.ToolArgs, _ = meta["tool_args"].(map[string]any)
+		e.ToolArgs = decodeArgs(meta["tool_args"])
 		e.ResultSummary, _ = meta["result_summary"].(string)
 		if ts, ok := meta["timestamp"].(string); ok {
 			e.Timestamp, _ = time.Parse(time.RFC3339Nano, ts)
