@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -22,41 +24,74 @@ import (
 // Documents is a path-addressed store of text documents. With a directory
 // the directory is the single source of truth: every call reads it, so
 // files copied in by hand appear at once. Entries that are not documents
-// are skipped by listings and searches (UnreadablePaths lists them) and
-// Read reports why: files that are not UTF-8 text (ErrInvalid) or larger
-// than MaxSize (ErrTooLarge), and anything but a regular file, such as a
-// named pipe, a device or a socket (ErrNotRegular), which is never opened
-// in a way that could wait. Names starting with a dot are ignored. All
-// file access goes through an os.Root, so no path, however spelt and
-// whatever symlinks the directory holds, reaches outside it. Without a
-// directory the documents live in memory.
+// are skipped by listings and searches (UnreadablePaths lists them, and
+// DocumentsOptions.Logger, when set, warns of each) and Read reports why:
+// files that are not UTF-8 text (ErrInvalid) or larger than MaxReadSize
+// (ErrTooLarge), and anything but a regular file, such as a named pipe, a
+// device or a socket (ErrNotRegular), which is never opened in a way that
+// could wait. Names starting with a dot are ignored. All file access goes
+// through an os.Root, so no path, however spelt and whatever symlinks the
+// directory holds, reaches outside it. Without a directory the documents
+// live in memory.
 //
 // Paths are logical: "foo.md" and "/foo.md" name the same document, which
-// lives at <dir>/foo.md. A path is rejected (ErrBadPath) if it is empty, has
-// a ".." segment, a percent-encoded dot, slash or backslash, a backslash, a
-// NUL or other control character, a drive letter, or a segment starting
-// with a dot. Errors name logical paths only, never host paths.
+// lives at <dir>/foo.md. A path is rejected (ErrBadPath) if it is empty,
+// ends with "/" (that names a folder), has a ".." segment, a
+// percent-encoded dot, slash or backslash, a backslash, a NUL or other
+// control character, a drive letter, or a segment starting with a dot.
+// Errors name logical paths only, never host paths.
+//
+// # Folders
+//
+// A path's leading segments are its folders: "/proj/a.md" is the document
+// a.md in the folder /proj. A folder exists while a document is under it,
+// and one path cannot be both: writing "/proj" while "/proj/a.md" exists,
+// writing "/proj/a.md" while "/proj" is a document, and reading, editing
+// or deleting "/proj" while it is a folder all fail with ErrPathConflict,
+// naming the path that is in the way. The same rule holds in memory and
+// in a directory (an empty directory there counts as absent and is
+// replaced by a document written at its path).
+//
+// # Sizes
+//
+// MaxSize (100 KiB by default) limits what is written: Write refuses
+// larger content, and Edit refuses a result larger than MaxSize unless it
+// is no larger than the document was, so a larger document copied in by
+// hand can still be read and edited down. Reads are limited by
+// MaxReadSize (1 MiB by default), so a huge file costs no more than that
+// to refuse.
 //
 // Documents is safe for concurrent use by multiple goroutines. With a
 // directory, reads take no lock: every write is an atomic rename, so a
 // reader sees a document whole, as it was before or after, and a slow
 // read never holds up writes.
 type Documents struct {
-	root    *os.Root  // nil in memory
-	maxSize int       // the most bytes a document may have
-	index   *docIndex // nil unless DocumentsOptions.Semantic
+	root    *os.Root     // nil in memory
+	maxSize int          // the most bytes a write may leave in a document
+	readMax int          // the most bytes a read may return
+	index   *docIndex    // nil unless DocumentsOptions.Semantic
+	log     *slog.Logger // nil: no warnings
 
 	// mu serialises changes: Write, Edit (a read-modify-write) and Delete
-	// hold it exclusively. In memory it also guards mem, which readers
-	// hold it shared for; with a directory readers do not take it.
-	mu  sync.RWMutex
-	mem map[string]string
+	// hold it exclusively. In memory it also guards mem and dirs, which
+	// readers hold it shared for; with a directory readers do not take it.
+	mu   sync.RWMutex
+	mem  map[string]string
+	dirs map[string]int // in memory: folder -> documents under it
 }
 
 // DocumentsOptions configure a Documents store; nil means the defaults.
 type DocumentsOptions struct {
-	// MaxSize is the largest document in bytes; default 100 KiB.
+	// MaxSize is the largest document a write may leave, in bytes;
+	// default 100 KiB.
 	MaxSize int
+	// MaxReadSize is the largest file a read accepts, in bytes; default
+	// 1 MiB, or MaxSize when that is larger. It may not be below MaxSize.
+	MaxReadSize int
+	// Logger, when set, receives a warning for each file in the directory
+	// that listings and searches skip (see UnreadablePaths), as the
+	// original warns; nil means silent.
+	Logger *slog.Logger
 	// Semantic enables SearchSemantic, an embedding index of the documents
 	// kept in an in-memory engine database and synced with the documents
 	// on every semantic search. Embedder defaults to the offline one.
@@ -64,8 +99,11 @@ type DocumentsOptions struct {
 	Embedder embed.Embedder
 }
 
-// DefaultMaxSize is the default document size limit.
-const DefaultMaxSize = 100 << 10
+// Default size limits (see Documents).
+const (
+	DefaultMaxSize     = 100 << 10
+	DefaultMaxReadSize = 1 << 20
+)
 
 // Document is a search result.
 type Document struct {
@@ -86,9 +124,15 @@ func OpenDocuments(dir string, opts *DocumentsOptions) (*Documents, error) {
 	if o.MaxSize < 0 {
 		return nil, fmt.Errorf("%w: MaxSize %d", ErrInvalid, o.MaxSize)
 	}
-	d := &Documents{maxSize: o.MaxSize}
+	if o.MaxReadSize == 0 {
+		o.MaxReadSize = max(DefaultMaxReadSize, o.MaxSize)
+	}
+	if o.MaxReadSize < o.MaxSize {
+		return nil, fmt.Errorf("%w: MaxReadSize %d is below MaxSize %d", ErrInvalid, o.MaxReadSize, o.MaxSize)
+	}
+	d := &Documents{maxSize: o.MaxSize, readMax: o.MaxReadSize, log: o.Logger}
 	if dir == "" {
-		d.mem = make(map[string]string)
+		d.mem, d.dirs = make(map[string]string), make(map[string]int)
 	} else {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, fmt.Errorf("store: create the document directory: %w", err)
@@ -132,6 +176,8 @@ func cleanPath(p string) (logical, rel string, err error) {
 	switch {
 	case strings.TrimSpace(p) == "" || strings.Trim(p, "/") == "":
 		return bad("empty")
+	case strings.HasSuffix(p, "/"):
+		return bad("ends with a slash, which names a folder, not a document")
 	case len(p) > 1024:
 		return bad("longer than 1024 bytes")
 	case !utf8.ValidString(p):
@@ -186,7 +232,15 @@ func (d *Documents) Write(ctx context.Context, p, content string) error {
 }
 
 func (d *Documents) write(logical, rel, content string) error {
+	if err := d.checkWritable(logical, rel); err != nil {
+		return err
+	}
 	if d.root == nil {
+		if _, ok := d.mem[logical]; !ok {
+			for _, f := range folders(logical) {
+				d.dirs[f]++
+			}
+		}
 		d.mem[logical] = content
 		return nil
 	}
@@ -232,9 +286,10 @@ func relErr(err error) error {
 }
 
 // Read returns the document at p. It fails with ErrNotFound when there is
-// none, ErrNotRegular when p names a directory, a named pipe or another
-// entry that is not a regular file, ErrTooLarge when the file is larger
-// than MaxSize, and ErrInvalid when it is not UTF-8 text.
+// none, ErrPathConflict when p is a folder, ErrNotRegular when p names a
+// named pipe or another entry that is not a regular file, ErrTooLarge
+// when the file is larger than MaxReadSize, and ErrInvalid when it is not
+// UTF-8 text.
 func (d *Documents) Read(ctx context.Context, p string) (string, error) {
 	logical, rel, err := cleanPath(p)
 	if err != nil {
@@ -251,10 +306,13 @@ func (d *Documents) Read(ctx context.Context, p string) (string, error) {
 func (d *Documents) read(logical, rel string) (string, error) {
 	if d.root == nil {
 		c, ok := d.mem[logical]
-		if !ok {
-			return "", fmt.Errorf("%w: %s", ErrNotFound, logical)
+		switch {
+		case ok:
+			return c, nil
+		case d.dirs[logical] > 0:
+			return "", folderErr(logical)
 		}
-		return c, nil
+		return "", fmt.Errorf("%w: %s", ErrNotFound, logical)
 	}
 	b, err := d.readFile(logical, rel)
 	if err != nil {
@@ -271,12 +329,18 @@ func (d *Documents) read(logical, rel string) (string, error) {
 // entry's mode is checked before the open, the open does not block (on a
 // named pipe without a writer it would), and the opened file's mode is
 // checked again in case the entry was replaced in between. It reads at
-// most MaxSize+1 bytes, so rejecting a file over the limit, even a sparse
-// one of many gigabytes, costs no more than the limit.
+// most MaxReadSize+1 bytes, so rejecting a file over the limit, even a
+// sparse one of many gigabytes, costs no more than the limit.
 func (d *Documents) readFile(logical, rel string) ([]byte, error) {
 	fi, err := d.root.Stat(rel)
 	if err != nil {
 		return nil, readErr(logical, err)
+	}
+	if fi.IsDir() {
+		if d.emptyDir(rel) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, logical)
+		}
+		return nil, folderErr(logical)
 	}
 	if err := d.checkFile(logical, fi); err != nil {
 		return nil, err
@@ -292,23 +356,23 @@ func (d *Documents) readFile(logical, rel string) ([]byte, error) {
 	if err := d.checkFile(logical, fi); err != nil {
 		return nil, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, int64(d.maxSize)+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(d.readMax)+1))
 	if err != nil {
 		return nil, readErr(logical, err)
 	}
-	if len(b) > d.maxSize {
-		return nil, fmt.Errorf("%w: %s is over the limit of %d bytes", ErrTooLarge, logical, d.maxSize)
+	if len(b) > d.readMax {
+		return nil, fmt.Errorf("%w: %s is over the read limit of %d bytes", ErrTooLarge, logical, d.readMax)
 	}
 	return b, nil
 }
 
-// checkFile accepts a regular file of at most MaxSize bytes.
+// checkFile accepts a regular file of at most MaxReadSize bytes.
 func (d *Documents) checkFile(logical string, fi fs.FileInfo) error {
 	if m := fi.Mode(); !m.IsRegular() {
 		return fmt.Errorf("%w: %s is %s", ErrNotRegular, logical, fileKind(m))
 	}
-	if fi.Size() > int64(d.maxSize) {
-		return fmt.Errorf("%w: %s is %d bytes, limit %d", ErrTooLarge, logical, fi.Size(), d.maxSize)
+	if fi.Size() > int64(d.readMax) {
+		return fmt.Errorf("%w: %s is %d bytes, read limit %d", ErrTooLarge, logical, fi.Size(), d.readMax)
 	}
 	return nil
 }
@@ -330,7 +394,7 @@ func fileKind(m fs.FileMode) string {
 
 // readErr reports a failed read of a document without naming host paths.
 func readErr(logical string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) { // ENOTDIR: under a document
 		return fmt.Errorf("%w: %s", ErrNotFound, logical)
 	}
 	return fmt.Errorf("store: read %s: %v", logical, relErr(err))
@@ -338,9 +402,10 @@ func readErr(logical string, err error) error {
 
 // Edit replaces the one occurrence of old with new in the document at p.
 // Zero occurrences (ErrNoMatch) and several (ErrAmbiguous) are errors, and
-// then nothing is written; so are the errors of Read. Edit holds the
-// store's write lock while it reads the document, which is a regular file
-// of at most MaxSize bytes.
+// then nothing is written; so are the errors of Read, and a result over
+// MaxSize that is larger than the document was (ErrTooLarge). Edit holds
+// the store's write lock while it reads the document, which is a regular
+// file of at most MaxReadSize bytes.
 func (d *Documents) Edit(ctx context.Context, p, old, new string) error {
 	logical, rel, err := cleanPath(p)
 	if err != nil {
@@ -362,8 +427,9 @@ func (d *Documents) Edit(ctx context.Context, p, old, new string) error {
 		return fmt.Errorf("%w: %d times in %s; include more surrounding text", ErrAmbiguous, n, logical)
 	}
 	updated := strings.Replace(content, old, new, 1)
-	if err := d.checkContent(updated); err != nil {
-		return fmt.Errorf("edit %s: %w", logical, err)
+	if len(updated) > d.maxSize && len(updated) > len(content) {
+		return fmt.Errorf("edit %s: %w: the result is %d bytes, limit %d (a larger document may only shrink)",
+			logical, ErrTooLarge, len(updated), d.maxSize)
 	}
 	return d.write(logical, rel, updated)
 }
@@ -397,6 +463,7 @@ func (d *Documents) scan() (docs map[string]string, unreadable []string, err err
 			return nil
 		case rerr != nil || !utf8.Valid(b): // not a document, or out of the root
 			unreadable = append(unreadable, "/"+p)
+			d.warnSkipped("/"+p, rerr)
 			return nil
 		}
 		docs["/"+p] = string(b)
@@ -484,7 +551,8 @@ func (d *Documents) Search(ctx context.Context, query string, n int) ([]string, 
 	return out, nil
 }
 
-// Delete removes the document at identifier (a path); absent is a no-op.
+// Delete removes the document at identifier (a path); absent is a no-op,
+// and a folder ErrPathConflict.
 func (d *Documents) Delete(ctx context.Context, identifier string) error {
 	logical, rel, err := cleanPath(identifier)
 	if err != nil {
@@ -493,10 +561,22 @@ func (d *Documents) Delete(ctx context.Context, identifier string) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.root == nil {
-		delete(d.mem, logical)
+		if _, ok := d.mem[logical]; ok {
+			delete(d.mem, logical)
+			for _, f := range folders(logical) {
+				if d.dirs[f]--; d.dirs[f] == 0 {
+					delete(d.dirs, f)
+				}
+			}
+		} else if d.dirs[logical] > 0 {
+			return folderErr(logical)
+		}
 		return nil
 	}
-	if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if fi, err := d.root.Stat(rel); err == nil && fi.IsDir() && !d.emptyDir(rel) {
+		return folderErr(logical)
+	}
+	if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("store: delete %s: %v", logical, relErr(err))
 	}
 	return nil

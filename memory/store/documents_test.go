@@ -72,7 +72,11 @@ func wantDocs(t *testing.T, d *Documents, unreadable []string) {
 
 func TestSparseFileOverTheLimit(t *testing.T) {
 	dir := t.TempDir()
-	d := openDocs(t, dir) // MaxSize 1000
+	d, err := OpenDocuments(dir, &DocumentsOptions{MaxSize: 1000, MaxReadSize: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
 	if err := d.Write(ctx, "/a.md", "alpha"); err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +94,8 @@ func TestSparseFileOverTheLimit(t *testing.T) {
 			if mem := allocated(func() { _, err = d.Read(ctx, "/big.md") }); mem > 1<<20 {
 				return fmt.Errorf("allocated %d bytes", mem)
 			}
-			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "1000") {
-				return fmt.Errorf("got %v, want ErrTooLarge naming the 1000-byte limit", err)
+			if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "2000") {
+				return fmt.Errorf("got %v, want ErrTooLarge naming the 2000-byte read limit", err)
 			}
 			return nil
 		})
@@ -107,19 +111,62 @@ func TestSparseFileOverTheLimit(t *testing.T) {
 	wantDocs(t, d, []string{"/big.md"})
 }
 
-func TestFileOverTheLimit(t *testing.T) {
+// TestFileOverTheReadLimit: a file copied in by hand over MaxReadSize is
+// not a document.
+func TestFileOverTheReadLimit(t *testing.T) {
 	dir := t.TempDir()
-	d := openDocs(t, dir)
+	d, err := OpenDocuments(dir, &DocumentsOptions{MaxSize: 1000, MaxReadSize: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
 	if err := d.Write(ctx, "/a.md", "alpha"); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "big.md"), []byte(strings.Repeat("x", 1001)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "big.md"), []byte(strings.Repeat("x", 2001)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Read(ctx, "/big.md"); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("Read of a 1001-byte file with MaxSize 1000 = %v, want ErrTooLarge", err)
+		t.Fatalf("Read of a 2001-byte file with MaxReadSize 2000 = %v, want ErrTooLarge", err)
 	}
 	wantDocs(t, d, []string{"/big.md"})
+}
+
+// TestEditShrinksALargeFile: a file copied in by hand over MaxSize (but
+// within MaxReadSize) is a document: it reads, lists and searches, and an
+// edit may shrink it, or keep its size, but not grow it. Before, it could
+// not even be read, so no edit could bring it under the limit.
+func TestEditShrinksALargeFile(t *testing.T) {
+	dir := t.TempDir()
+	d := openDocs(t, dir) // MaxSize 1000
+	big := "intro " + strings.Repeat("x", 1000) + " outro"
+	if err := os.WriteFile(filepath.Join(dir, "big.md"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := d.Read(ctx, "/big.md"); err != nil || c != big {
+		t.Fatalf("Read = %d bytes, %v", len(c), err)
+	}
+	if got, _ := d.SearchFullText(ctx, "OUTRO", 0); len(got) != 1 || got[0].Path != "/big.md" {
+		t.Fatalf("SearchFullText = %v", got)
+	}
+	if err := d.Edit(ctx, "/big.md", "intro", "introduction"); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("an edit growing it = %v, want ErrTooLarge", err)
+	}
+	if err := d.Edit(ctx, "/big.md", "intro", "start"); err != nil {
+		t.Fatalf("an edit shrinking it: %v", err)
+	}
+	if err := d.Edit(ctx, "/big.md", "outro", "final"); err != nil {
+		t.Fatalf("an edit keeping its size: %v", err)
+	}
+	if c, _ := d.Read(ctx, "/big.md"); c != "start "+strings.Repeat("x", 1000)+" final" {
+		t.Fatalf("after the edits: %q", c)
+	}
+	if err := d.Write(ctx, "/big.md", big); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Write over MaxSize = %v, want ErrTooLarge", err)
+	}
+	if _, err := OpenDocuments(dir, &DocumentsOptions{MaxSize: 1000, MaxReadSize: 999}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("MaxReadSize below MaxSize: %v", err)
+	}
 }
 
 func TestDirectoryWhereAFileIsExpected(t *testing.T) {
@@ -136,8 +183,8 @@ func TestDirectoryWhereAFileIsExpected(t *testing.T) {
 		{"Edit", d.Edit(ctx, "/notes", "a", "b")},
 	} {
 		t.Run(op.name, func(t *testing.T) {
-			if !errors.Is(op.err, ErrNotRegular) {
-				t.Errorf("%s of a directory = %v, want ErrNotRegular", op.name, op.err)
+			if !errors.Is(op.err, ErrPathConflict) {
+				t.Errorf("%s of a directory = %v, want ErrPathConflict", op.name, op.err)
 			}
 		})
 	}

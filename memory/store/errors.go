@@ -19,6 +19,12 @@ var (
 	// other than a regular file: a directory, a named pipe, a device or a
 	// socket. The store never opens such an entry for reading.
 	ErrNotRegular = errors.New("store: not a regular file")
+	// ErrPathConflict reports a path that collides with the folder tree:
+	// writing a document where a folder is (a path other documents sit
+	// under), writing under a document as if it were a folder, and
+	// reading, editing or deleting a folder. The in-memory store and a
+	// directory report the same collisions.
+	ErrPathConflict = errors.New("store: path conflicts with a document or folder")
 	// ErrNotFound reports a document that does not exist.
 	ErrNotFound = errors.New("store: no such document")
 	// ErrNoMatch reports an Edit whose old text does not occur.

@@ -2,7 +2,11 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/chat"
@@ -64,4 +68,36 @@ func ExampleNewSemantic() {
 	// Unordered output:
 	// Paul works at Google (distance 0.35, 36-character ID) map[source:onboarding]
 	// Paul works at Google (distance 0.35, 36-character ID) map[]
+}
+
+// A path is a document or a folder, never both, in memory and on disk
+// alike; a warning names each file in the directory that is not a
+// document when the store has a logger.
+func ExampleDocuments_folders() {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "docs")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "scan.pdf"), []byte{0xff, 0xfe}, 0o644)
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{} // a stable output for the example
+			}
+			return a
+		}}))
+	docs, _ := store.OpenDocuments(dir, &store.DocumentsOptions{Logger: logger})
+	defer docs.Close()
+
+	docs.Write(ctx, "/proj/plan.md", "Ship in May.")
+	err := docs.Write(ctx, "/proj", "a document where a folder is")
+	fmt.Println(errors.Is(err, store.ErrPathConflict))
+	err = docs.Write(ctx, "/notes/", "a path ending in a slash")
+	fmt.Println(errors.Is(err, store.ErrBadPath))
+	paths, _ := docs.ListAll(ctx)
+	fmt.Println(paths)
+	// Output:
+	// true
+	// true
+	// level=WARN msg="store: skipped a file that is not a document" path=/scan.pdf reason="not UTF-8 text"
+	// [/proj/plan.md]
 }
