@@ -140,6 +140,9 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if n <= 0 {
 		n = DefaultResults
 	}
+	if strings.TrimSpace(query) == "" {
+		return nil, nil // nothing to match (see the package doc)
+	}
 	qv, err := d.index.space.Vector(ctx, "query", query)
 	if err != nil {
 		return nil, err

@@ -497,11 +497,10 @@ func (d *Documents) ListPaths(ctx context.Context, prefix string) ([]string, err
 }
 
 // SearchFullText returns up to n documents whose content contains query,
-// ignoring case, ordered by path (n <= 0 means DefaultResults).
+// ignoring case, ordered by path (n <= 0 means DefaultResults). As in the
+// original, query is a plain substring: "" is in every document, so it
+// returns the first n, and whitespace or symbols match where they occur.
 func (d *Documents) SearchFullText(ctx context.Context, query string, n int) ([]Document, error) {
-	if strings.TrimSpace(query) == "" {
-		return nil, fmt.Errorf("%w: query is empty", ErrEmpty)
-	}
 	if n <= 0 {
 		n = DefaultResults
 	}

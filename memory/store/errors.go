@@ -6,7 +6,8 @@ import "errors"
 // embedder than the one its vectors were made with fails with an error
 // wrapping embed.ErrMismatch.
 var (
-	// ErrEmpty reports empty or whitespace-only content or queries.
+	// ErrEmpty reports empty or whitespace-only content given to Store or
+	// Add (see Text in the package doc).
 	ErrEmpty = errors.New("store: empty text")
 	// ErrInvalid reports invalid UTF-8 or an unusable option.
 	ErrInvalid = errors.New("store: invalid input")

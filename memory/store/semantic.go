@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -163,6 +164,9 @@ func texts(hits []Hit, err error) ([]string, error) {
 func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float32) ([]Hit, error) {
 	if n <= 0 {
 		n = DefaultResults
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, nil // nothing to match (see the package doc)
 	}
 	v, err := s.space.Vector(ctx, "query", query)
 	if err != nil {

@@ -10,6 +10,17 @@
 //
 // Both satisfy [Store], so an agent can swap one for the other. Every type
 // is safe for concurrent use by multiple goroutines.
+//
+// # Text
+//
+// Any fact or query with a non-space character is stored and searched,
+// symbols and emoji alone ("?", "🙂") included, as in the original. Empty
+// or whitespace-only content cannot be stored by Store or Add (ErrEmpty:
+// nothing could find it, while the original stores it); as a query it
+// finds no facts and no documents by meaning, with no error (the original
+// returns the facts nearest to the embedding of ""). Full-text search is
+// a substring search, as in the original: an empty query matches every
+// document. Documents.Write takes any UTF-8 content, empty included.
 package store
 
 import "context"

@@ -26,6 +26,16 @@
 // zero TopK also means 3, and a nil Threshold 0.6; set one with
 // new(float32(x)) (new(float32(0)) keeps everything). Every memory
 // adapter takes its optional cutoff this way.
+//
+// # Text
+//
+// Any question or text with a non-space character is stored and searched,
+// symbols and emoji alone ("?", "🙂") included, as in the original. Empty
+// or whitespace-only text cannot be stored (ErrEmptyText: nothing could
+// ever find it by meaning, while the original stores it); as a question
+// for Retrieve or SearchText it finds nothing, with no error (the
+// original returns what lies nearest to the embedding of "", which is
+// rarely over the threshold).
 package toolmem
 
 import (
@@ -33,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -274,6 +285,9 @@ func (m *Memory) search(ctx context.Context, c *engine.Collection, query string,
 	threshold := float32(DefaultThreshold)
 	if o.Threshold != nil {
 		threshold = *o.Threshold
+	}
+	if strings.TrimSpace(query) == "" {
+		return nil, nil // nothing to match (see Text in the package doc)
 	}
 	v, err := m.space.Vector(ctx, "query", query)
 	if err != nil {
