@@ -7,6 +7,41 @@
 //   - [VectorMemory] keeps them in an engine collection and adds the K
 //     most similar to the context's last message (the Chroma-backed memory
 //     of the original), scored 1 - d/2 for cosine distance d.
+//
+// Defaults are the original's names: a ListMemory made with an empty name
+// is DefaultListName ("default_list_memory"), and a VectorMemory's
+// collection is DefaultCollection ("memory_store"; see NewVector for
+// databases made with the earlier "chat_memory").
+//
+// # Rendering
+//
+// The model sees each content as one numbered line. The original writes
+// Python's str(content); Go has no such conversion, so a Content renders
+// as follows:
+//
+//	Content          original: str(content)         mnemo
+//	string           the string                     the string (the same)
+//	map[string]any   Python repr, {'a': 1},         canonical JSON, {"a":1}, keys
+//	                 in insertion order             sorted (Go maps have no order)
+//	[]byte           Python repr, b'...'            the bytes as text when they are
+//	                                                UTF-8 and the MIME type is not
+//	                                                image/* or octet-stream, else
+//	                                                "<N bytes of MIME>"
+//	other types      refused by MemoryContent       ErrInvalid
+//
+// VectorMemory embeds that same text (the original lower-cases a JSON
+// content's text before embedding it; we do not), and refuses binary and
+// image contents (ErrNotEmbeddable), as the original does.
+//
+// # Text
+//
+// ListMemory stores any content, empty text included, as the original.
+// VectorMemory embeds any text with a non-space character, symbols and
+// emoji alone ("?", "🙂") included, as the original; it refuses to store
+// empty or whitespace-only text (ErrNotEmbeddable: nothing could find it,
+// while the original stores it), and such a query, or such a last message
+// in UpdateContext, finds nothing and adds nothing, with no error (the
+// original adds the K contents nearest to the embedding of "").
 package chat
 
 import (
@@ -121,8 +156,18 @@ type ListMemory struct {
 	list []Content
 }
 
-// NewListMemory returns an empty list memory.
-func NewListMemory(name string) *ListMemory { return &ListMemory{Name: name} }
+// DefaultListName is the Name of a ListMemory made without one, the
+// original's.
+const DefaultListName = "default_list_memory"
+
+// NewListMemory returns an empty list memory named name, or
+// DefaultListName when name is empty (as the original's name=None).
+func NewListMemory(name string) *ListMemory {
+	if name == "" {
+		name = DefaultListName
+	}
+	return &ListMemory{Name: name}
+}
 
 // Add appends a copy of c.
 func (l *ListMemory) Add(ctx context.Context, c Content) error {

@@ -58,5 +58,5 @@ func ExampleNewVector() {
 	fmt.Println(db.Collections())
 	// Output:
 	// 0.82 The user's dog is called Rex
-	// [chat_memory session-1.messages]
+	// [memory_store session-1.messages]
 }

@@ -37,7 +37,9 @@ type VectorMemory struct {
 
 // VectorOptions configure a VectorMemory; nil means the defaults.
 type VectorOptions struct {
-	// Collection name; default "chat_memory".
+	// Collection name; default DefaultCollection, the original's
+	// "memory_store" (see NewVector for databases made with the
+	// earlier default).
 	Collection string
 	// K is how many contents a query returns; default 3.
 	K int
@@ -72,13 +74,19 @@ func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
 // NewVector returns a vector memory in db, creating its collection if
 // needed. The caller keeps ownership of db: Close leaves it open, so one
 // database can hold every memory of an agent.
+//
+// Without VectorOptions.Collection, the collection is DefaultCollection,
+// unless db holds a collection named LegacyCollection (the default of
+// earlier versions) and none named DefaultCollection: then the memory
+// keeps using it, so databases made before keep their memories. Name
+// tells which one is in use.
 func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
 	var o VectorOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.Collection == "" {
-		o.Collection = "chat_memory"
+		o.Collection = defaultCollection(db)
 	}
 	if o.K == 0 {
 		o.K = 3
@@ -99,6 +107,29 @@ func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
 	}
 	return v, nil
 }
+
+// Default collection names of a VectorMemory.
+const (
+	DefaultCollection = "memory_store" // the original's default
+	LegacyCollection  = "chat_memory"  // the default before it
+)
+
+// defaultCollection picks the collection of a VectorMemory opened without
+// a name (see NewVector).
+func defaultCollection(db *engine.DB) string {
+	if db == nil {
+		return DefaultCollection
+	}
+	if _, err := db.Collection(DefaultCollection); err != nil {
+		if _, err := db.Collection(LegacyCollection); err == nil {
+			return LegacyCollection
+		}
+	}
+	return DefaultCollection
+}
+
+// Name returns the name of the memory's collection.
+func (v *VectorMemory) Name() string { return v.name }
 
 func (v *VectorMemory) collection(ctx context.Context) (*engine.Collection, error) {
 	return v.space.Collection(ctx, v.db, v.name)
@@ -152,6 +183,9 @@ func (v *VectorMemory) Query(ctx context.Context, query any) (QueryResult, error
 	default:
 		return QueryResult{}, fmt.Errorf("%w: query of type %T (want string or Content)", ErrInvalid, query)
 	}
+	if strings.TrimSpace(t) == "" {
+		return QueryResult{}, nil // nothing to match (see the package doc)
+	}
 	vec, err := v.space.Vector(ctx, "text", t)
 	if err != nil {
 		return QueryResult{}, err
@@ -195,7 +229,9 @@ const VectorHeader = "\nRelevant memory content:\n"
 
 // UpdateContext queries with the context's last message and, when anything
 // is found, appends one system message: VectorHeader and the numbered
-// contents joined by newlines.
+// contents joined by newlines. A last message of symbols alone ("?")
+// is queried like any other; an empty one finds nothing, and nothing is
+// added.
 func (v *VectorMemory) UpdateContext(ctx context.Context, mc ModelContext) (UpdateContextResult, error) {
 	msgs, err := mc.Messages(ctx)
 	if err != nil || len(msgs) == 0 {
