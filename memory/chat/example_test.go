@@ -60,3 +60,23 @@ func ExampleNewVector() {
 	// 0.82 The user's dog is called Rex
 	// [memory_store session-1.messages]
 }
+
+// The defaults are the original's names, and non-string contents render
+// as the package doc's table says.
+func ExampleNewListMemory() {
+	ctx := context.Background()
+	memory := chat.NewListMemory("")
+	fmt.Println(memory.Name)
+	memory.Add(ctx, chat.Content{Content: map[string]any{"tone": "formal", "lang": "fr"}, MimeType: chat.JSON})
+	mc := &chat.BufferedContext{}
+	memory.UpdateContext(ctx, mc)
+	msgs, _ := mc.Messages(ctx)
+	fmt.Printf("%q\n", msgs[0].Content)
+	vector, _ := chat.OpenVector("", nil)
+	defer vector.Close()
+	fmt.Println(vector.Name())
+	// Output:
+	// default_list_memory
+	// "\nRelevant memory content (in chronological order):\n1. {\"lang\":\"fr\",\"tone\":\"formal\"}\n"
+	// memory_store
+}

@@ -8,7 +8,8 @@ import "errors"
 var (
 	// ErrInvalid reports a malformed message (unknown role, tool calls on a
 	// non-assistant message, a tool message without a call ID, a call
-	// without an ID).
+	// without an ID, two calls with one ID in a message, a second result
+	// for a call).
 	ErrInvalid = errors.New("window: invalid message")
 	// ErrUnknownToolCall reports a tool result whose call ID matches no
 	// earlier assistant tool call.
