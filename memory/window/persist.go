@@ -301,7 +301,9 @@ func (w *Window) load() error {
 				}
 			}
 			m.Protected, _ = r.Metadata["protected"].(bool)
-			w.calls.add(m)
+			if w.calls.add(m) {
+				w.separated = true
+			}
 			w.msgs = append(w.msgs, entry{m, m.Protected, w.counter(m)})
 		}
 		if next == "" {

@@ -86,14 +86,16 @@ func (tc *toolCalls) check(m Message) error {
 	return nil
 }
 
-// add notes that m was recorded. It accepts any order, so that sessions
-// stored before the rules were enforced load as they are.
-func (tc *toolCalls) add(m Message) {
+// add notes that m was recorded and reports whether m is a tool result
+// away from its call. It accepts any order, so that sessions stored
+// before the rules were enforced load as they are.
+func (tc *toolCalls) add(m Message) (separated bool) {
 	switch {
 	case m.Role == Tool:
-		if _, ok := tc.open[m.ToolCallID]; ok {
-			tc.open[m.ToolCallID] = true
+		if _, ok := tc.open[m.ToolCallID]; !ok {
+			return true
 		}
+		tc.open[m.ToolCallID] = true
 	case len(m.ToolCalls) > 0:
 		tc.open, tc.order = make(map[string]bool, len(m.ToolCalls)), tc.order[:0]
 		for _, c := range m.ToolCalls {
@@ -104,12 +106,14 @@ func (tc *toolCalls) add(m Message) {
 	default:
 		tc.open, tc.order = nil, tc.order[:0]
 	}
+	return false
 }
 
 // rounds splits the messages into rounds (see the package doc): a round
 // starts at every user message. A tool result in a later round than its
-// call, which only sessions stored before the rules above can hold, joins
-// the rounds from its call's to its own into one.
+// call, which only sessions stored before the rules above can hold
+// (w.separated), joins the rounds from its call's to its own into one.
+// O(messages). The caller holds w.mu.
 func (w *Window) rounds() []round {
 	var rs []round
 	var callRound map[string]int // call ID -> round of its latest assistant message
@@ -127,11 +131,13 @@ func (w *Window) rounds() []round {
 		r.end = i + 1
 		r.tokens += e.tokens
 		r.protected = r.protected || e.protected
-		for _, c := range e.m.ToolCalls {
+		if w.separated && len(e.m.ToolCalls) > 0 {
 			if callRound == nil {
 				callRound = map[string]int{}
 			}
-			callRound[c.ID] = len(rs) - 1
+			for _, c := range e.m.ToolCalls {
+				callRound[c.ID] = len(rs) - 1
+			}
 		}
 	}
 	return rs

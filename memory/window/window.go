@@ -143,10 +143,13 @@ type Window struct {
 	counter Counter
 	msgs    []entry
 	calls   *toolCalls // the calls recorded and those waiting for results
-	recall  bool
-	share   float64
-	st      *store // engine backing; nil for a plain in-memory window
-	closed  bool   // set by Close
+	// separated is set when a loaded session holds a tool result away from
+	// its call (see toolcalls.go); Record and SetMessages never make one.
+	separated bool
+	recall    bool
+	share     float64
+	st        *store // engine backing; nil for a plain in-memory window
+	closed    bool   // set by Close
 }
 
 type entry struct {
@@ -236,6 +239,9 @@ func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	}
 	w.calls.add(m)
 	w.msgs = append(w.msgs, e)
+	if !w.recall {
+		return nil
+	}
 	rs := w.rounds()
 	return w.indexRound(ctx, rs, len(rs)-1)
 }
@@ -360,7 +366,7 @@ func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
 	if !written {
 		return err
 	}
-	w.msgs, w.calls = entries, calls
+	w.msgs, w.calls, w.separated = entries, calls, false
 	return errors.Join(err, w.reindex(ctx, oldRounds))
 }
 
