@@ -57,6 +57,6 @@ func ExampleNewVector() {
 	}
 	fmt.Println(db.Collections())
 	// Output:
-	// 0.82 The user's dog is called Rex
+	// 0.85 The user's dog is called Rex
 	// [chat_memory session-1.messages]
 }

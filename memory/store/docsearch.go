@@ -16,8 +16,10 @@ import (
 // collection (in an in-memory database) of document embeddings, brought
 // in line with the documents before every semantic search, so files
 // edited or copied in by hand are searched as they are now. A record's ID
-// is a hash of the document's path (paths may be longer than an ID) and
-// its content the path.
+// is a hash of the document's path (paths may be longer than an ID), its
+// content the document's text (which the collection's full-text index
+// covers) and its metadata the path. Searches are hybrid: words and
+// embedding fused; documents have no order, so no neighbour spreading.
 type docIndex struct {
 	db    *engine.DB
 	c     *engine.Collection
@@ -77,7 +79,7 @@ func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
 				blank = append(blank, p)
 				continue
 			}
-			recs = append(recs, engine.Record{ID: docID(p), Vector: vecs[i], Content: p})
+			recs = append(recs, engine.Record{ID: docID(p), Vector: vecs[i], Content: docs[p], Metadata: map[string]any{"path": p}})
 			indexed = append(indexed, p)
 		}
 		if _, err := x.c.Upsert(ctx, recs...); err != nil {
@@ -132,9 +134,8 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if n <= 0 {
 		n = DefaultResults
 	}
-	qv, err := d.index.space.Vector(ctx, "query", query)
-	if err != nil {
-		return nil, err
+	if _, err := d.index.space.Vector(ctx, "query", query); err != nil {
+		return nil, err // before the scan: a bad query costs nothing
 	}
 	// The documents are read without the store's lock (see Documents),
 	// and the index is synced with what was read under its own lock, so
@@ -143,24 +144,24 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if err != nil {
 		return nil, err
 	}
-	return d.index.search(ctx, docs, qv, n)
+	return d.index.search(ctx, docs, query, n)
 }
 
-// search syncs the index with docs and returns the n documents nearest to
-// the query vector qv.
-func (x *docIndex) search(ctx context.Context, docs map[string]string, qv []float32, n int) ([]Document, error) {
+// search syncs the index with docs and returns the n documents best
+// matching query.
+func (x *docIndex) search(ctx context.Context, docs map[string]string, query string, n int) ([]Document, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := x.sync(ctx, docs); err != nil {
 		return nil, err
 	}
-	hits, err := x.c.Query(ctx, engine.Query{Vector: qv, K: n})
+	hits, err := x.space.Search(ctx, x.c, textvec.Retrieval{Neighbors: new(float32(0))}, query, n, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Document, 0, len(hits))
 	for _, h := range hits {
-		p := h.Record.Content
+		p, _ := h.Record.Metadata["path"].(string)
 		out = append(out, Document{Path: p, Content: docs[p]})
 	}
 	return out, nil

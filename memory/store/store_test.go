@@ -50,7 +50,7 @@ func TestSemantic(t *testing.T) {
 	if err := s.Delete(ctx, "never stored"); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []string{"", "   ", "\xff", "!!"} {
+	for _, bad := range []string{"", "   ", "\xff"} {
 		if err := s.Store(ctx, bad); !errors.Is(err, ErrEmpty) && !errors.Is(err, ErrInvalid) {
 			t.Errorf("Store(%q) = %v", bad, err)
 		}
@@ -465,7 +465,7 @@ func TestDocumentsSemanticIndexFailures(t *testing.T) {
 
 	// A document emptied of words whose Delete fails is removed by the
 	// next search.
-	d.Write(ctx, "/pets.md", "!!!")
+	d.Write(ctx, "/pets.md", " \n ")
 	failOnce("cat")
 	if got, err := d.SearchSemantic(ctx, "cat called Tom", 5); err != nil || len(got) != 0 {
 		t.Fatalf("after the failed delete: %+v, %v", got, err)
