@@ -307,7 +307,13 @@ func TestHTTPAuthAndContext(t *testing.T) {
 }
 
 func BenchmarkHashing(b *testing.B) {
-	h, _ := NewHashing(0)
+	for _, mk := range []func(int) (*Hashing, error){NewHashing, NewHashingV1} {
+		h, _ := mk(0)
+		b.Run(h.Identity(), func(b *testing.B) { benchmarkHashing(b, h) })
+	}
+}
+
+func benchmarkHashing(b *testing.B, h *Hashing) {
 	sentences := []string{
 		"Paul works at Google as a software engineer",
 		"The user prefers dark mode and short answers",
