@@ -109,6 +109,45 @@ func checkText(t *testing.T, c *Collection, docs map[string]string, query string
 			t.Fatalf("query %q: hits out of order at %d", query, i)
 		}
 	}
+	// A short list (where the index skips walking common terms' lists)
+	// is the top of the full one.
+	for _, k := range []int{1, 3, 7} {
+		top, err := c.Query(ctx, Query{Text: query, K: k, BM25: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameRanking(top, hits[:min(k, len(hits))]); err != nil {
+			t.Fatalf("query %q, k %d: %v", query, k, err)
+		}
+	}
+}
+
+// sameRanking compares two rankings: the same scores (to rounding, as
+// sums in another order) and the same records, except that records whose
+// scores tie may trade places.
+func sameRanking(a, b []Hit) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("%d hits, want %d", len(a), len(b))
+	}
+	close := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*max(1, math.Abs(y)) }
+	for i := range a {
+		if !close(a[i].Score, b[i].Score) {
+			return fmt.Errorf("hit %d scores %v, want %v", i, a[i].Score, b[i].Score)
+		}
+		if a[i].Record.ID == b[i].Record.ID {
+			continue
+		}
+		tie := false
+		for j := range b {
+			if b[j].Record.ID == a[i].Record.ID && close(b[j].Score, a[i].Score) {
+				tie = true
+			}
+		}
+		if !tie {
+			return fmt.Errorf("hit %d is %q (%v), want %q (%v)", i, a[i].Record.ID, a[i].Score, b[i].Record.ID, b[i].Score)
+		}
+	}
+	return nil
 }
 
 // TestTextBM25MatchesReference: under random upserts, overwrites and
