@@ -5,11 +5,14 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/mnemodb/mnemo/bench"
 	"github.com/mnemodb/mnemo/index"
@@ -258,4 +261,169 @@ func BenchmarkReopen(b *testing.B) {
 	b.ReportMetric(fromCheckpoint.Seconds()/float64(b.N), "checkpoint-open-s")
 	b.ReportMetric(rebuild.Seconds()/float64(b.N), "rebuild-open-s")
 	b.ReportMetric(rebuild.Seconds()/fromCheckpoint.Seconds(), "rebuild/checkpoint")
+}
+
+// benchSentences returns n synthetic memories: 6 to 30 words drawn from a
+// Zipf-distributed vocabulary of 20,000, so common words are common and
+// rare ones rare, as in text.
+func benchSentences(n int, seed uint64) []string { return benchWords(n, seed, 6, 30) }
+
+// benchQuestions returns n synthetic questions of 3 to 8 words from the
+// same vocabulary: a question's words once its stop words are gone.
+func benchQuestions(n int, seed uint64) []string { return benchWords(n, seed, 3, 8) }
+
+func benchWords(n int, seed uint64, lo, hi int) []string {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	z := rand.NewZipf(r, 1.1, 2, 19999)
+	out := make([]string, n)
+	var sb []byte
+	for i := range out {
+		sb = sb[:0]
+		for w := range lo + r.IntN(hi-lo+1) {
+			if w > 0 {
+				sb = append(sb, ' ')
+			}
+			sb = append(sb, "w"...)
+			sb = strconv.AppendUint(sb, z.Uint64(), 36)
+		}
+		out[i] = string(sb)
+	}
+	return out
+}
+
+// BenchmarkTextCost measures what the full-text index costs, side by side
+// in one run on the same records (benchN x 128 with a synthetic sentence
+// each): upsert throughput in batches of 256 with and without it, query
+// latency of vector-only and hybrid queries (p50 and p99), the index's
+// memory and stored bytes per record, and reopen time. By hand at 100,000:
+//
+//	MNEMO_ENGINE_N=100000 go test -run '^$' -bench TextCost -benchtime 1x ./engine/
+func BenchmarkTextCost(b *testing.B) {
+	base, queries := benchData()
+	texts := benchSentences(len(base), 7)
+	qtexts := benchQuestions(len(queries), 8)
+	for b.Loop() {
+		dirs := map[bool]string{}
+		took := map[bool]time.Duration{}
+		// Alternate the two builds in slices, so both see the same
+		// machine.
+		dbs := map[bool]*DB{}
+		cols := map[bool]*Collection{}
+		for _, text := range []bool{false, true} {
+			dirs[text] = filepath.Join(b.TempDir(), "db")
+			dbs[text] = mustOpen(b, dirs[text], &Options{NoSync: true})
+			cols[text] = mustCollection(b, dbs[text], "c", CollectionConfig{Dimension: len(base[0]), Text: TextConfig{Disabled: !text}})
+		}
+		const batch = 256
+		for start := 0; start < len(base); start += batch {
+			end := min(start+batch, len(base))
+			recs := make([]Record, 0, end-start)
+			for i := start; i < end; i++ {
+				recs = append(recs, Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i]})
+			}
+			for _, text := range []bool{start%(2*batch) == 0, start%(2*batch) != 0} {
+				t0 := time.Now()
+				if _, err := cols[text].Upsert(ctx, recs...); err != nil {
+					b.Fatal(err)
+				}
+				took[text] += time.Since(t0)
+			}
+		}
+		rate := func(text bool) float64 { return float64(len(base)) / took[text].Seconds() }
+		b.ReportMetric(rate(false), "upserts/s-without")
+		b.ReportMetric(rate(true), "upserts/s-with")
+		b.ReportMetric(rate(true)/rate(false), "upsert-ratio")
+
+		c := cols[true]
+		lat := map[string][]time.Duration{}
+		for i, q := range queries {
+			for _, mode := range []Mode{ModeVector, ModeHybrid} {
+				t0 := time.Now()
+				if _, err := c.Query(ctx, Query{Vector: q, Text: qtexts[i], Mode: mode, K: 10}); err != nil {
+					b.Fatal(err)
+				}
+				lat[string(mode)] = append(lat[string(mode)], time.Since(t0))
+			}
+		}
+		pct := func(ds []time.Duration, p float64) time.Duration {
+			s := slices.Clone(ds)
+			slices.Sort(s)
+			return s[int(p*float64(len(s)-1))]
+		}
+		for _, mode := range []string{"vector", "hybrid"} {
+			b.ReportMetric(float64(pct(lat[mode], 0.5).Microseconds()), "us-p50-"+mode)
+			b.ReportMetric(float64(pct(lat[mode], 0.99).Microseconds()), "us-p99-"+mode)
+		}
+		b.ReportMetric(float64(pct(lat["hybrid"], 0.5))/float64(pct(lat["vector"], 0.5)), "hybrid/vector-p50")
+
+		st, err := c.Stats(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(st.TextBytes)/float64(len(base)), "text-mem-B/record")
+		var stored int64
+		prefix := cidPrefix(tagText, c.id)
+		it, _ := dbs[true].pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+		for ok := it.First(); ok; ok = it.Next() {
+			stored += int64(len(it.Key()) + len(it.Value()))
+		}
+		it.Close()
+		b.ReportMetric(float64(stored)/float64(len(base)), "text-stored-B/record")
+
+		for _, text := range []bool{false, true} {
+			dbs[text].Close()
+		}
+		for _, text := range []bool{false, true} {
+			t0 := time.Now()
+			db := mustOpen(b, dirs[text], nil)
+			name := "without"
+			if text {
+				name = "with"
+			}
+			b.ReportMetric(float64(time.Since(t0).Milliseconds()), "reopen-ms-"+name)
+			db.Close()
+		}
+	}
+}
+
+var textBench = sync.OnceValues(func() (*Collection, [][]float32) {
+	base, queries := benchData()
+	texts := benchSentences(len(base), 7)
+	db, err := Open("", &Options{InMemory: true})
+	if err != nil {
+		panic(err)
+	}
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: len(base[0])})
+	if err != nil {
+		panic(err)
+	}
+	for start := 0; start < len(base); start += 1000 {
+		var recs []Record
+		for i := start; i < min(start+1000, len(base)); i++ {
+			recs = append(recs, Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i]})
+		}
+		if _, err := c.Upsert(ctx, recs...); err != nil {
+			panic(err)
+		}
+	}
+	return c, queries
+})
+
+// BenchmarkQueryModes compares the three query modes on one collection
+// (benchN records of 128 dimensions and a synthetic sentence each).
+func BenchmarkQueryModes(b *testing.B) {
+	c, queries := textBench()
+	qtexts := benchQuestions(len(queries), 8)
+	for _, mode := range []Mode{ModeVector, ModeText, ModeHybrid} {
+		b.Run(string(mode), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				q := Query{Vector: queries[i%len(queries)], Text: qtexts[i%len(queries)], Mode: mode, K: 10}
+				if _, err := c.Query(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
 }

@@ -368,17 +368,15 @@ func checkTextRebuilt(t *testing.T, c *Collection, queries []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fresh.search(analysis.Terms(q), 50, *c.cfg.Text.BM25, nil)
-		if len(hits) != len(want) {
-			t.Fatalf("text query %q: %d hits, the rebuilt index %d", q, len(hits), len(want))
+		res := fresh.search(analysis.Terms(q), 50, *c.cfg.Text.BM25, nil)
+		want := make([]Hit, len(res))
+		c.mu.RLock()
+		for i, r := range res {
+			want[i] = Hit{Record: Record{ID: c.keys[r.key]}, Score: r.score}
 		}
-		for i, h := range hits {
-			c.mu.RLock()
-			key := c.ids[h.Record.ID]
-			c.mu.RUnlock()
-			if key != want[i].key || h.Score != want[i].score {
-				t.Fatalf("text query %q: hit %d is %q (%v), the rebuilt index has key %d (%v)", q, i, h.Record.ID, h.Score, want[i].key, want[i].score)
-			}
+		c.mu.RUnlock()
+		if err := sameRanking(hits, want); err != nil {
+			t.Fatalf("text query %q against an index rebuilt from the records: %v", q, err)
 		}
 	}
 }

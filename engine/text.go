@@ -192,14 +192,17 @@ type termPostings struct {
 }
 
 // textIndex is the in-memory inverted index.
+// docTerm is a term of a record and its frequency there.
+type docTerm struct{ id, tf uint32 }
+
 type textIndex struct {
 	dict  map[string]uint32 // term -> index in terms
 	terms []termPostings
 	// Per record key (keys are dense): the current generation (0: no
-	// text), length in terms, and distinct term ids.
+	// text), length in terms, and distinct terms with their frequencies.
 	gens    []uint32
 	lengths []uint32
-	docs    map[uint64][]uint32
+	docs    [][]docTerm
 	n       int    // records with at least one term
 	total   uint64 // sum of their lengths
 	stale   int    // stale postings, all lists
@@ -207,7 +210,7 @@ type textIndex struct {
 }
 
 func newTextIndex() *textIndex {
-	return &textIndex{dict: make(map[string]uint32), docs: make(map[uint64][]uint32)}
+	return &textIndex{dict: make(map[string]uint32)}
 }
 
 func (t *textIndex) grow(key uint64) {
@@ -217,6 +220,7 @@ func (t *textIndex) grow(key uint64) {
 	n := max(2*uint64(len(t.gens)), key+1, 64)
 	t.gens = append(t.gens, make([]uint32, n-uint64(len(t.gens)))...)
 	t.lengths = append(t.lengths, make([]uint32, n-uint64(len(t.lengths)))...)
+	t.docs = append(t.docs, make([][]docTerm, n-uint64(len(t.docs)))...)
 }
 
 // add indexes a record's text under key, replacing what key held.
@@ -232,7 +236,7 @@ func (t *textIndex) add(key uint64, d textDoc) {
 	if len(d.terms) == 0 {
 		return
 	}
-	ids := make([]uint32, len(d.terms))
+	ids := make([]docTerm, len(d.terms))
 	for i, tf := range d.terms {
 		id, ok := t.dict[tf.term]
 		if !ok {
@@ -244,7 +248,7 @@ func (t *textIndex) add(key uint64, d textDoc) {
 		p := &t.terms[id]
 		p.list = append(p.list, posting{key: key, tf: tf.tf, gen: gen})
 		p.live++
-		ids[i] = id
+		ids[i] = docTerm{id, tf.tf}
 	}
 	t.docs[key] = ids
 	t.lengths[key] = d.length
@@ -254,14 +258,14 @@ func (t *textIndex) add(key uint64, d textDoc) {
 
 // remove drops key's text; its postings become stale.
 func (t *textIndex) remove(key uint64) {
-	ids, ok := t.docs[key]
-	if !ok {
+	if key >= uint64(len(t.docs)) || t.docs[key] == nil {
 		return
 	}
-	delete(t.docs, key)
+	ids := t.docs[key]
+	t.docs[key] = nil
 	t.gens[key]++ // the old postings no longer match
-	for _, id := range ids {
-		p := &t.terms[id]
+	for _, dt := range ids {
+		p := &t.terms[dt.id]
 		p.live--
 		if len(p.list) >= 16 && p.live < len(p.list)/2 {
 			t.compact(p)
@@ -324,13 +328,23 @@ func idf(n, df int) float64 {
 // search scores every record holding a query term by BM25 and returns the
 // k best that admit accepts (nil: all), best first, ties by key. The
 // caller holds the collection lock (shared).
+//
+// Terms are scored rarest first, a whole posting list at a time, into a
+// dense accumulator. A term's contribution to any record is below its
+// bound idf*qtf*(k1+1); once the k-th best score so far exceeds the sum of
+// the bounds of the terms left (MaxScore), no record those terms alone
+// hold can reach the top k, so their long lists are not walked: the
+// records already scored that could still make it look their remaining
+// terms up in their own term lists. The result is exact.
 func (t *textIndex) search(query []string, k int, p BM25, admit func(uint64) bool) []textResult {
 	if k <= 0 || t.n == 0 || len(query) == 0 {
 		return nil
 	}
 	type qterm struct {
-		id  uint32
-		qtf float64
+		id     uint32
+		qtf    float64
+		weight float64 // idf * qtf * (k1+1): also the term's bound
+		df     int
 	}
 	slices.Sort(query)
 	var qs []qterm
@@ -340,30 +354,73 @@ func (t *textIndex) search(query []string, k int, p BM25, admit func(uint64) boo
 			j++
 		}
 		if id, ok := t.dict[query[i]]; ok && t.terms[id].live > 0 {
-			qs = append(qs, qterm{id, float64(j - i)})
+			df := t.terms[id].live
+			q := float64(j - i)
+			qs = append(qs, qterm{id, q, idf(t.n, df) * q * (p.K1 + 1), df})
 		}
 		i = j
 	}
 	if len(qs) == 0 {
 		return nil
 	}
+	slices.SortStableFunc(qs, func(a, b qterm) int { return a.df - b.df })
+	rest := make([]float64, len(qs)+1) // rest[i]: the bounds of terms i.. summed
+	postings := make([]int, len(qs)+1) // and their list lengths
+	for i := len(qs) - 1; i >= 0; i-- {
+		rest[i] = rest[i+1] + qs[i].weight
+		postings[i] = postings[i+1] + len(t.terms[qs[i].id].list)
+	}
 	acc := t.accumulator()
 	defer t.scratch.Put(acc)
 	avg := float64(t.total) / float64(t.n)
-	for _, q := range qs {
+	k1a, k1b := p.K1*(1-p.B), p.K1*p.B/avg
+	norm := func(key uint64) float64 { return k1a + k1b*float64(t.lengths[key]) }
+	theta, best := 0.0, 0.0
+	cut := len(qs) // terms cut.. are looked up, not walked
+	for i, q := range qs {
+		// The k-th best is at most the best, which must beat the bounds
+		// left; finding it costs a pass over the records scored so far,
+		// which pays when the lists left are longer.
+		if best > rest[i] && len(acc.touched) >= k && 2*len(acc.touched) < postings[i] {
+			theta = kthScore(acc, k, admit)
+			if theta > rest[i] {
+				cut = i
+				break
+			}
+		}
 		tp := &t.terms[q.id]
-		w := idf(t.n, tp.live) * q.qtf * (p.K1 + 1)
+		gens, lengths, score, w := t.gens, t.lengths, acc.score, q.weight
+		fresh := tp.live == len(tp.list) // no stale posting: skip the check
 		for _, x := range tp.list {
-			if t.gens[x.key] != x.gen {
+			if !fresh && gens[x.key] != x.gen {
 				continue
 			}
 			tf := float64(x.tf)
-			norm := p.K1 * (1 - p.B + p.B*float64(t.lengths[x.key])/avg)
-			s := w * tf / (tf + norm)
-			if acc.score[x.key] == 0 {
+			v := w * tf / (tf + k1a + k1b*float64(lengths[x.key]))
+			old := score[x.key]
+			if old == 0 {
 				acc.touched = append(acc.touched, x.key)
 			}
-			acc.score[x.key] += s
+			score[x.key] = old + v
+			best = max(best, old+v)
+		}
+	}
+	if cut < len(qs) {
+		theta = kthScore(acc, k, admit) // raised by the last list walked
+		left := qs[cut:]
+		for _, key := range acc.touched {
+			if acc.score[key]+rest[cut] < theta {
+				continue // cannot reach the top k
+			}
+			n := norm(key)
+			for _, dt := range t.docs[key] {
+				for _, q := range left {
+					if q.id == dt.id {
+						tf := float64(dt.tf)
+						acc.score[key] += q.weight * tf / (tf + n)
+					}
+				}
+			}
 		}
 	}
 	h := make(textHeap, 0, min(k, len(acc.touched))+1)
@@ -392,9 +449,31 @@ func (t *textIndex) search(query []string, k int, p BM25, admit func(uint64) boo
 	return out
 }
 
+// kthScore returns the k-th best score among the records scored so far
+// that admit accepts, or 0 when fewer than k are.
+func kthScore(acc *textAcc, k int, admit func(uint64) bool) float64 {
+	h := acc.heap[:0]
+	for _, key := range acc.touched {
+		s := acc.score[key]
+		if len(h) == k && s <= h[0].score {
+			continue
+		}
+		if admit != nil && !admit(key) {
+			continue
+		}
+		h.push(textResult{key, s}, k)
+	}
+	acc.heap = h
+	if len(h) < k {
+		return 0
+	}
+	return h[0].score
+}
+
 type textAcc struct {
 	score   []float64
 	touched []uint64
+	heap    textHeap
 }
 
 func (t *textIndex) accumulator() *textAcc {
@@ -458,7 +537,7 @@ func (t *textIndex) stats() (terms, postings int, bytes int64) {
 		bytes += int64(len(term)) + 40 // key, string header, value, map overhead
 	}
 	for _, ids := range t.docs {
-		bytes += int64(cap(ids))*4 + 56
+		bytes += int64(cap(ids))*8 + 24
 	}
 	return len(t.dict), postings, bytes
 }
@@ -593,18 +672,19 @@ func (c *Collection) verifyText(ctx context.Context) []string {
 			c.mu.RLock()
 			t := c.text
 			var have []termFreq
-			for _, id := range t.docs[key] {
-				have = append(have, termFreq{term: t.terms[id].term})
+			var terms []docTerm
+			if key < uint64(len(t.docs)) {
+				terms = t.docs[key]
+			}
+			for _, dt := range terms {
+				have = append(have, termFreq{term: t.terms[dt.id].term, tf: dt.tf})
 			}
 			length := uint32(0)
 			if key < uint64(len(t.lengths)) {
 				length = t.lengths[key]
 			}
 			c.mu.RUnlock()
-			wantTerms := make([]termFreq, len(want.terms))
-			for i, tf := range want.terms {
-				wantTerms[i] = termFreq{term: tf.term}
-			}
+			wantTerms := want.terms
 			slices.SortFunc(have, func(a, b termFreq) int { return strings.Compare(a.term, b.term) })
 			if !slices.Equal(have, wantTerms) || length != want.length {
 				bad("record %q: the in-memory full-text index does not hold its text", r.ID)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -109,6 +110,45 @@ func checkText(t *testing.T, c *Collection, docs map[string]string, query string
 			t.Fatalf("query %q: hits out of order at %d", query, i)
 		}
 	}
+	// A short list (where the index skips walking common terms' lists)
+	// is the top of the full one.
+	for _, k := range []int{1, 3, 7} {
+		top, err := c.Query(ctx, Query{Text: query, K: k, BM25: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sameRanking(top, hits[:min(k, len(hits))]); err != nil {
+			t.Fatalf("query %q, k %d: %v", query, k, err)
+		}
+	}
+}
+
+// sameRanking compares two rankings: the same scores (to rounding, as
+// sums in another order) and the same records, except that records whose
+// scores tie may trade places.
+func sameRanking(a, b []Hit) error {
+	if len(a) != len(b) {
+		return fmt.Errorf("%d hits, want %d", len(a), len(b))
+	}
+	close := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*max(1, math.Abs(y)) }
+	for i := range a {
+		if !close(a[i].Score, b[i].Score) {
+			return fmt.Errorf("hit %d scores %v, want %v", i, a[i].Score, b[i].Score)
+		}
+		if a[i].Record.ID == b[i].Record.ID {
+			continue
+		}
+		tie := false
+		for j := range b {
+			if b[j].Record.ID == a[i].Record.ID && close(b[j].Score, a[i].Score) {
+				tie = true
+			}
+		}
+		if !tie {
+			return fmt.Errorf("hit %d is %q (%v), want %q (%v)", i, a[i].Record.ID, a[i].Score, b[i].Record.ID, b[i].Score)
+		}
+	}
+	return nil
 }
 
 // TestTextBM25MatchesReference: under random upserts, overwrites and
@@ -425,5 +465,46 @@ func TestNeighbors(t *testing.T) {
 	}
 	if _, err := c.Query(ctx, Query{Vector: []float32{1, 0}, Neighbors: nb}); err == nil {
 		t.Fatal("neighbours accepted in a vector query")
+	}
+}
+
+// TestTextBadInput: odd text is indexed by documented rules, never a
+// crash: no terms, a 1 MB document with more distinct words than one
+// record indexes, mixed scripts; invalid UTF-8 is refused as before.
+func TestTextBadInput(t *testing.T) {
+	db := mustOpen(t, filepath.Join(t.TempDir(), "db"), nil)
+	defer db.Close()
+	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 2})
+	v := []float32{1, 0}
+	r := rand.New(rand.NewPCG(5, 6))
+	var big strings.Builder
+	for big.Len() < 1<<20 {
+		fmt.Fprintf(&big, "w%x ", r.Uint32())
+	}
+	big.WriteString("needle needle")
+	recs := []Record{
+		{ID: "empty", Vector: v},
+		{ID: "punct", Vector: v, Content: "?!… 🙂"},
+		{ID: "big", Vector: v, Content: big.String()},
+		{ID: "mixed", Vector: v, Content: "Meeting in Tokyo (東京) with Дмитрий about naïve Bayes"},
+	}
+	if _, err := c.Upsert(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Upsert(ctx, Record{ID: "bad", Vector: v, Content: "bad \xff"}); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("invalid UTF-8 content: %v", err)
+	}
+	st, _ := c.Stats(ctx)
+	if st.TextTerms > MaxTextTerms+40 {
+		t.Fatalf("%d terms indexed; one record adds at most %d", st.TextTerms, MaxTextTerms)
+	}
+	for q, want := range map[string]string{"needle": "big", "東京": "mixed", "дмитрий": "mixed", "tokyo bayes": "mixed"} {
+		hits, err := c.Query(ctx, Query{Text: q})
+		if err != nil || len(hits) == 0 || hits[0].Record.ID != want {
+			t.Errorf("query %q: %v, %v (want %q first)", q, hits, err, want)
+		}
+	}
+	if ps, err := db.Verify(ctx); err != nil || len(ps) > 0 {
+		t.Fatalf("verify: %v %v", ps, err)
 	}
 }

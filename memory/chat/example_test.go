@@ -57,7 +57,7 @@ func ExampleNewVector() {
 	}
 	fmt.Println(db.Collections())
 	// Output:
-	// 0.82 The user's dog is called Rex
+	// 0.85 The user's dog is called Rex
 	// [memory_store session-1.messages]
 }
 

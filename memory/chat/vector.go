@@ -16,9 +16,12 @@ import (
 )
 
 // VectorMemory stores contents in an engine collection and adds the K most
-// relevant to a model context. Scores are 1 - d/2 for cosine distance d, in
-// [0, 1], as the Chroma-backed original; a Threshold keeps scores at or
-// above it. JSON contents are embedded as their canonical JSON text (the
+// relevant to a model context. A query is hybrid by default: its words
+// (BM25 over the collection's full-text index) and its embedding are
+// fused, and a match lifts the contents stored just before and after it
+// (VectorOptions.Neighbors). Scores are 1 - d/2 for cosine distance d, in
+// [0, 1], as the Chroma-backed original, whichever side found the
+// content; a Threshold keeps scores at or above it. JSON contents are embedded as their canonical JSON text (the
 // original lower-cases it; we do not) and come back as objects; binary and
 // image contents cannot be embedded and are refused. A VectorMemory is safe
 // for concurrent use by multiple goroutines; Clear waits for calls in
@@ -30,6 +33,7 @@ type VectorMemory struct {
 	space     *textvec.Space
 	k         int
 	threshold *float32
+	r         textvec.Retrieval
 
 	mu sync.RWMutex // guards c across Clear
 	c  *engine.Collection
@@ -48,6 +52,14 @@ type VectorOptions struct {
 	Threshold *float32
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
+	// Mode is how queries retrieve: engine.ModeHybrid (the default when
+	// empty: words and embedding fused), engine.ModeVector or
+	// engine.ModeText.
+	Mode engine.Mode
+	// Neighbors is the share of a match's score that the contents stored
+	// up to two places before and after it get, as new(float32(x)) in
+	// [0, 1]; nil means 0.5, 0 turns it off (see toolmem.Options).
+	Neighbors *float32
 }
 
 // MaxMetadataDepth is how deeply a Content's Metadata may nest objects and
@@ -97,11 +109,15 @@ func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
 	if err := textvec.CheckCutoff(ErrInvalid, "Threshold", o.Threshold, math.Inf(-1), math.Inf(1)); err != nil {
 		return nil, err
 	}
+	r := textvec.Retrieval{Mode: o.Mode, Neighbors: o.Neighbors}
+	if err := r.Check(ErrInvalid); err != nil {
+		return nil, err
+	}
 	space, err := textvec.New(o.Embedder, ErrNotEmbeddable, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold}
+	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold, r: r}
 	if v.c, err = v.collection(context.Background()); err != nil {
 		return nil, err
 	}
@@ -160,6 +176,11 @@ func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	}
 	v.mu.RLock()
 	defer v.mu.RUnlock()
+	pos, err := v.space.Place(ctx, v.c, 1)
+	if err != nil {
+		return err
+	}
+	meta[textvec.PosField] = pos
 	_, err = v.c.Upsert(ctx, engine.Record{Vector: vec, Content: t, Metadata: meta})
 	if errors.Is(err, engine.ErrInvalidRecord) {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -186,12 +207,14 @@ func (v *VectorMemory) Query(ctx context.Context, query any) (QueryResult, error
 	if strings.TrimSpace(t) == "" {
 		return QueryResult{}, nil // nothing to match (see the package doc)
 	}
-	vec, err := v.space.Vector(ctx, "text", t)
-	if err != nil {
-		return QueryResult{}, err
+	var minSim *float32
+	if v.threshold != nil {
+		// score = 1 - d/2 = (1 + similarity)/2; the engine drops the
+		// clearly lower hits, the exact threshold is applied below.
+		minSim = new(math.Nextafter32(2**v.threshold-1, float32(math.Inf(-1))))
 	}
 	v.mu.RLock()
-	hits, err := v.c.Query(ctx, engine.Query{Vector: vec, K: v.k})
+	hits, err := v.space.Search(ctx, v.c, v.r, t, v.k, nil, minSim)
 	v.mu.RUnlock()
 	if err != nil {
 		return QueryResult{}, err

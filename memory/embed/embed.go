@@ -9,9 +9,11 @@
 // Three implementations:
 //
 //   - [Hashing], the offline default: deterministic, dependency-free
-//     feature hashing of words, word pairs and character n-grams, good
-//     enough for lexical recall ("work" matches "works at Google") and fast
-//     (tens of thousands of short sentences per second on one core);
+//     feature hashing of the engine's analyzed terms, term pairs and
+//     character n-grams, good enough for lexical recall ("work" matches
+//     "works at Google") and fast (tens of thousands of short sentences
+//     per second on one core); it states its own similarity scale
+//     ([Calibrated]) so that adapters' default thresholds fit it;
 //   - [OpenAI], any OpenAI-compatible POST {base}/embeddings endpoint;
 //   - [Ollama], a local Ollama server's POST /api/embed.
 //
@@ -39,9 +41,10 @@ type Embedder interface {
 	Identity() string
 }
 
-// IsZero reports whether v is the zero vector, which is what
-// Hashing.Vector returns for empty or whitespace-only text: such a vector
-// has no direction and cannot be searched by cosine.
+// IsZero reports whether v is the zero vector, which is what Hashing
+// returns for empty or whitespace-only text (version 1: for text without
+// letters or digits): such a vector has no direction and cannot be
+// searched by cosine.
 func IsZero(v []float32) bool {
 	for _, x := range v {
 		if x != 0 {
@@ -49,4 +52,15 @@ func IsZero(v []float32) bool {
 		}
 	}
 	return true
+}
+
+// Calibrated is implemented by embedders that know their own similarity
+// scale: RelatedSimilarity is the cosine similarity from which a stored
+// text is related enough to a query to be worth returning. Similarity
+// thresholds mean different things for different embedders (a neural
+// model rates unrelated sentences 0.2 to 0.5, a hashing embedder rates
+// paraphrases 0.3), so memory adapters whose contract has a default
+// threshold use this value instead when the embedder offers one.
+type Calibrated interface {
+	RelatedSimilarity() float32
 }

@@ -15,9 +15,6 @@ var (
 	// ErrUnavailable reports a server that kept failing (429 or 5xx)
 	// until the retries ran out.
 	ErrUnavailable = errors.New("embed: server unavailable")
-	// ErrEmptyText reports an empty or whitespace-only text, which has
-	// nothing to embed.
-	ErrEmptyText = errors.New("embed: empty text")
 	// ErrMismatch reports stored vectors made by another embedder than
 	// the one a memory was opened with: every memory adapter returns it
 	// (wrapped) rather than compare vectors from two different spaces.

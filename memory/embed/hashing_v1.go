@@ -1,90 +1,26 @@
 package embed
 
 import (
-	"context"
-	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-// Hashing is the offline default embedder. For each text it:
-//
-//  1. splits it into words (runs of letters and digits, any script), lower
-//     cased;
-//  2. stems English words lightly ("working", "works", "worked" -> "work");
-//  3. weighs each feature by 1 + ln(count), damped to 0.25 for stop words
-//     ("the", "is", "at", ...);
-//  4. hashes word unigrams, adjacent word pairs (0.35 weight) and the
-//     character 3-grams of each word with boundary marks (a third of the
-//     weight, shared out across the word's n-grams) into Dimension signed
-//     buckets (FNV-1a; one hash bit picks the sign, so collisions cancel
-//     rather than pile up);
-//  5. normalises the vector to unit length.
-//
-// A text with no letters or digits uses its runs of other non-space
-// characters as its words ("?", "🙂"); only empty or whitespace-only text
-// has nothing to embed: Vector returns the zero vector for it and Embed
-// fails with ErrEmptyText. Hashing is deterministic
-// across runs and platforms, needs no model file, and is safe for
-// concurrent use.
-type Hashing struct {
-	dim int
-}
-
-// DefaultDimension is the dimension of NewHashing(0).
-const DefaultDimension = 384
-
-// NewHashing returns the offline embedder with dim buckets (0 means
-// DefaultDimension). A few hundred buckets suit memories of short texts.
-func NewHashing(dim int) (*Hashing, error) {
-	if dim == 0 {
-		dim = DefaultDimension
-	}
-	if dim < 16 || dim > 1<<16 {
-		return nil, fmt.Errorf("%w: hashing dimension %d, want 16..65536", ErrConfig, dim)
-	}
-	return &Hashing{dim: dim}, nil
-}
-
-// Dimension returns the number of buckets.
-func (h *Hashing) Dimension() int { return h.dim }
-
-// Identity returns "hashing/v1/<dim>". The version changes whenever the
-// features change, so stored memories are never compared across versions.
-func (h *Hashing) Identity() string { return fmt.Sprintf("hashing/v1/%d", h.dim) }
-
-// Embed embeds each text; it fails only on a cancelled context and on an
-// empty or whitespace-only text (ErrEmptyText).
-func (h *Hashing) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		if strings.TrimSpace(t) == "" {
-			return nil, fmt.Errorf("%w: text %d", ErrEmptyText, i)
-		}
-		out[i] = h.Vector(t)
-	}
-	return out, nil
-}
-
-// Vector embeds one text.
-func (h *Hashing) Vector(text string) []float32 {
+// vectorV1 embeds one text by the rules of hashing/v1 (see NewHashingV1).
+func (h *Hashing) vectorV1(text string) []float32 {
 	v := make([]float32, h.dim)
 	words := tokenize(text)
-	if len(words) == 0 {
-		words = strings.Fields(text) // symbols only: "?", "🙂"
-	}
 	counts := make(map[string]int, len(words))
 	for _, w := range words {
 		counts[w]++
 	}
-	for w, n := range counts {
+	// Sorted, so colliding features add up in one order: the same
+	// vector to the bit on every run.
+	for _, w := range slices.Sorted(maps.Keys(counts)) {
+		n := counts[w]
 		wt := 1 + float32(math.Log(float64(n)))
 		if stopWords[w] {
 			wt *= 0.25
@@ -117,6 +53,11 @@ func (h *Hashing) Vector(text string) []float32 {
 
 // add hashes feature f into v with weight w and a hash-chosen sign.
 func (h *Hashing) add(v []float32, f string, w float32) {
+	v[h.bucket(f, &w)] += w
+}
+
+// bucket returns the bucket of feature f and flips *w by its sign bit.
+func (h *Hashing) bucket(f string, w *float32) int {
 	const offset, prime = 14695981039346656037, 1099511628211
 	x := uint64(offset)
 	for i := 0; i < len(f); i++ {
@@ -124,9 +65,9 @@ func (h *Hashing) add(v []float32, f string, w float32) {
 		x *= prime
 	}
 	if x>>63 == 1 {
-		w = -w
+		*w = -*w
 	}
-	v[(x>>1)%uint64(len(v))] += w
+	return int((x >> 1) % uint64(h.dim))
 }
 
 // tokenize returns the lower-cased, stemmed words of text. An apostrophe

@@ -17,8 +17,10 @@ import (
 // collection (in an in-memory database) of document embeddings, brought
 // in line with the documents before every semantic search, so files
 // edited or copied in by hand are searched as they are now. A record's ID
-// is a hash of the document's path (paths may be longer than an ID) and
-// its content the path.
+// is a hash of the document's path (paths may be longer than an ID), its
+// content the document's text (which the collection's full-text index
+// covers) and its metadata the path. Searches are hybrid: words and
+// embedding fused; documents have no order, so no neighbour spreading.
 type docIndex struct {
 	db    *engine.DB
 	c     *engine.Collection
@@ -60,32 +62,25 @@ func docID(p string) string { return hashOf(p) }
 // hash is recorded only once the index holds what it hashes, so a write
 // that fails is retried by the next sync. The caller holds x.mu.
 func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
-	var stale, texts, blank []string
+	var stale, texts []string
 	for p, content := range docs {
-		switch {
-		case x.hashes[p] == hashOf(content):
-		case strings.TrimSpace(content) == "":
-			blank = append(blank, p)
-		default:
+		if x.hashes[p] != hashOf(content) {
 			stale, texts = append(stale, p), append(texts, content)
 		}
 	}
-	if len(stale)+len(blank) > 0 {
-		var vecs [][]float32
-		if len(texts) > 0 {
-			var err error
-			if vecs, err = x.space.Embedder().Embed(ctx, texts); err != nil {
-				return err
-			}
+	if len(stale) > 0 {
+		vecs, err := x.space.Embedder().Embed(ctx, texts)
+		if err != nil {
+			return err
 		}
 		var recs []engine.Record
-		var indexed []string
+		var indexed, blank []string
 		for i, p := range stale {
 			if embed.IsZero(vecs[i]) {
 				blank = append(blank, p)
 				continue
 			}
-			recs = append(recs, engine.Record{ID: docID(p), Vector: vecs[i], Content: p})
+			recs = append(recs, engine.Record{ID: docID(p), Vector: vecs[i], Content: docs[p], Metadata: map[string]any{"path": p}})
 			indexed = append(indexed, p)
 		}
 		if _, err := x.c.Upsert(ctx, recs...); err != nil {
@@ -143,9 +138,8 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if strings.TrimSpace(query) == "" {
 		return nil, nil // nothing to match (see the package doc)
 	}
-	qv, err := d.index.space.Vector(ctx, "query", query)
-	if err != nil {
-		return nil, err
+	if _, err := d.index.space.Vector(ctx, "query", query); err != nil {
+		return nil, err // before the scan: a bad query costs nothing
 	}
 	// The documents are read without the store's lock (see Documents),
 	// and the index is synced with what was read under its own lock, so
@@ -154,24 +148,24 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if err != nil {
 		return nil, err
 	}
-	return d.index.search(ctx, docs, qv, n)
+	return d.index.search(ctx, docs, query, n)
 }
 
-// search syncs the index with docs and returns the n documents nearest to
-// the query vector qv.
-func (x *docIndex) search(ctx context.Context, docs map[string]string, qv []float32, n int) ([]Document, error) {
+// search syncs the index with docs and returns the n documents best
+// matching query.
+func (x *docIndex) search(ctx context.Context, docs map[string]string, query string, n int) ([]Document, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := x.sync(ctx, docs); err != nil {
 		return nil, err
 	}
-	hits, err := x.c.Query(ctx, engine.Query{Vector: qv, K: n})
+	hits, err := x.space.Search(ctx, x.c, textvec.Retrieval{Neighbors: new(float32(0))}, query, n, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Document, 0, len(hits))
 	for _, h := range hits {
-		p := h.Record.Content
+		p, _ := h.Record.Metadata["path"].(string)
 		out = append(out, Document{Path: p, Content: docs[p]})
 	}
 	return out, nil

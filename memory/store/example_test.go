@@ -66,8 +66,8 @@ func ExampleNewSemantic() {
 		fmt.Printf("%s (distance %.2f, %d-character ID) %v\n", h.Text, h.Distance, len(h.ID), h.Metadata)
 	}
 	// Unordered output:
-	// Paul works at Google (distance 0.35, 36-character ID) map[source:onboarding]
-	// Paul works at Google (distance 0.35, 36-character ID) map[]
+	// Paul works at Google (distance 0.19, 36-character ID) map[source:onboarding]
+	// Paul works at Google (distance 0.19, 36-character ID) map[]
 }
 
 // A path is a document or a folder, never both, in memory and on disk

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
@@ -14,18 +15,23 @@ import (
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
-// Semantic is a store of facts searched by meaning. Facts are embedded
-// with an embed.Embedder (the offline hashing embedder by default) and kept
-// in an engine collection; Search ranks them by cosine distance and, when
-// MaxDistance is set, drops those farther than it (distance in [0, 2]; a
-// fact exactly at the cutoff is kept). A Semantic is safe for concurrent use
-// by multiple goroutines.
+// Semantic is a store of facts searched by meaning and by words. Facts are
+// embedded with an embed.Embedder (the offline hashing embedder by
+// default) and kept in an engine collection with a full-text index. Search
+// is hybrid by default: the query's words (BM25) and its embedding are
+// fused, and a match lifts the facts stored just before and after it
+// (SemanticOptions.Neighbors); hits come best first, each with its cosine
+// distance to the query. When MaxDistance is set, hits farther than it
+// are dropped, whichever side found them (distance in [0, 2]; a fact
+// exactly at the cutoff is kept). A Semantic is safe for concurrent use by
+// multiple goroutines.
 type Semantic struct {
 	db    *engine.DB
 	ownDB bool
 	c     *engine.Collection
 	space *textvec.Space
 	maxD  *float32
+	r     textvec.Retrieval
 	// mu serialises Delete's find-then-remove, like the original's
 	// per-instance lock; the collection itself is concurrency-safe.
 	mu sync.Mutex
@@ -40,6 +46,14 @@ type SemanticOptions struct {
 	// MaxDistance, when set (as new(float32(d))), is the cosine-distance
 	// cutoff of Search, in [0, 2]: facts farther than it are dropped.
 	MaxDistance *float32
+	// Mode is how searches retrieve: engine.ModeHybrid (the default when
+	// empty: words and embedding fused), engine.ModeVector or
+	// engine.ModeText.
+	Mode engine.Mode
+	// Neighbors is the share of a match's score that the facts stored up
+	// to two places before and after it get, as new(float32(x)) in
+	// [0, 1]; nil means 0.5, 0 turns it off (see toolmem.Options).
+	Neighbors *float32
 }
 
 // OpenSemantic opens (or creates) a fact store in its own database in dir;
@@ -72,6 +86,10 @@ func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 	if err := textvec.CheckCutoff(ErrInvalid, "MaxDistance", o.MaxDistance, 0, 2); err != nil {
 		return nil, err
 	}
+	r := textvec.Retrieval{Mode: o.Mode, Neighbors: o.Neighbors}
+	if err := r.Check(ErrInvalid); err != nil {
+		return nil, err
+	}
 	space, err := textvec.New(o.Embedder, ErrEmpty, ErrInvalid)
 	if err != nil {
 		return nil, err
@@ -80,7 +98,7 @@ func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance}, nil
+	return &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance, r: r}, nil
 }
 
 // Close closes the database if OpenSemantic opened it; otherwise it does
@@ -109,7 +127,8 @@ func (s *Semantic) Store(ctx context.Context, content string) error {
 
 // Add saves a fact with metadata (JSON-compatible values, as
 // engine.Record.Metadata; nil for none) and returns its new ID. meta is
-// copied.
+// copied. The key "mnemo.pos" is reserved: the store keeps the fact's place
+// in the order of storing there.
 func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any) (string, error) {
 	v, err := s.space.Vector(ctx, "fact", content)
 	if err != nil {
@@ -121,7 +140,16 @@ func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any)
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.c.Upsert(ctx, engine.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
+	pos, err := s.space.Place(ctx, s.c, 1)
+	if err != nil {
+		return "", err
+	}
+	m := make(map[string]any, len(meta)+1)
+	for k, x := range meta {
+		m[k] = x
+	}
+	m[textvec.PosField] = pos
+	if _, err := s.c.Upsert(ctx, engine.Record{ID: id.String(), Vector: v, Content: content, Metadata: m}); err != nil {
 		if errors.Is(err, engine.ErrInvalidRecord) {
 			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
@@ -168,18 +196,24 @@ func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float3
 	if strings.TrimSpace(query) == "" {
 		return nil, nil // nothing to match (see the package doc)
 	}
-	v, err := s.space.Vector(ctx, "query", query)
-	if err != nil {
-		return nil, err
+	var minSim *float32
+	if maxD != nil {
+		// The engine drops the clearly farther hits; the exact cutoff is
+		// applied on the distance below.
+		minSim = new(math.Nextafter32(1-*maxD, -1))
 	}
-	hits, err := s.c.Query(ctx, engine.Query{Vector: v, K: n})
+	hits, err := s.space.Search(ctx, s.c, s.r, query, n, nil, minSim)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Hit, 0, len(hits))
 	for _, h := range hits {
 		if maxD == nil || h.Distance <= *maxD {
-			out = append(out, Hit{ID: h.Record.ID, Text: h.Record.Content, Distance: h.Distance, Metadata: h.Record.Metadata})
+			meta := h.Record.Metadata
+			if len(meta) == 0 {
+				meta = nil // a fact stored without metadata
+			}
+			out = append(out, Hit{ID: h.Record.ID, Text: h.Record.Content, Distance: h.Distance, Metadata: meta})
 		}
 	}
 	return out, nil

@@ -22,10 +22,22 @@
 // # Defaults
 //
 // Go has no default arguments; Retrieve and SearchText take a *Search
-// where nil means the original's defaults: TopK 3 and threshold 0.6. A
-// zero TopK also means 3, and a nil Threshold 0.6; set one with
-// new(float32(x)) (new(float32(0)) keeps everything). Every memory
-// adapter takes its optional cutoff this way.
+// where nil means the defaults: TopK 3 (the original's) and a threshold
+// that fits the embedder. The original's 0.6 is a neural embedder's scale;
+// an embedder that states its own (embed.Calibrated, as the offline
+// hashing embedder does: 0.05) sets the default threshold instead, so that
+// the default returns related memories. A zero TopK also means 3, and a nil
+// Threshold the default; set one with new(float32(x)) (new(float32(0))
+// keeps everything). Every memory adapter takes its optional cutoff this
+// way.
+//
+// # Retrieval
+//
+// A search is hybrid by default: the question's words (BM25 over the
+// engine's full-text index) and its embedding are fused (engine.Query),
+// and a match lifts the entries stored just before and after it
+// (Options.Neighbors). The threshold applies to every hit's similarity
+// alike, whichever side found it.
 //
 // # Text
 //
@@ -99,7 +111,8 @@ type Search struct {
 	Threshold *float32 // minimum similarity, as new(float32(x)); nil means DefaultThreshold; NaN and infinities are ErrInvalid
 }
 
-// Defaults of Search, the original's.
+// Defaults of Search. DefaultThreshold is the original's, and applies
+// to embedders that do not state their own scale (embed.Calibrated).
 const (
 	DefaultTopK      = 3
 	DefaultThreshold = 0.6
@@ -137,6 +150,15 @@ type Options struct {
 	Name string
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
+	// Mode is how searches retrieve: engine.ModeHybrid (the default when
+	// empty: words and embedding fused), engine.ModeVector or
+	// engine.ModeText.
+	Mode engine.Mode
+	// Neighbors is the share of a match's score that the entries stored
+	// up to two places before and after it get, as new(float32(x)) in
+	// [0, 1]; nil means 0.5 (measured on LoCoMo conversations: evidence
+	// recall@10 0.605 without, 0.740 with), 0 turns it off.
+	Neighbors *float32
 }
 
 // Memory is a tool-usage and text memory. It is safe for concurrent use by
@@ -146,6 +168,7 @@ type Memory struct {
 	ownDB        bool
 	tools, texts *engine.Collection
 	space        *textvec.Space
+	retrieval    textvec.Retrieval
 }
 
 // New returns a memory in db, creating its collections if needed. The
@@ -158,11 +181,15 @@ func New(db *engine.DB, opts *Options) (*Memory, error) {
 	if o.Name == "" {
 		o.Name = "toolmem"
 	}
+	r := textvec.Retrieval{Mode: o.Mode, Neighbors: o.Neighbors}
+	if err := r.Check(ErrInvalid); err != nil {
+		return nil, err
+	}
 	space, err := textvec.New(o.Embedder, ErrEmptyText, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{db: db, space: space}
+	m := &Memory{db: db, space: space, retrieval: r}
 	ctx := context.Background()
 	if m.tools, err = space.Collection(ctx, db, o.Name+".tools"); err != nil {
 		return nil, err
@@ -227,6 +254,11 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 		"result_summary": e.ResultSummary,
 		"timestamp":      e.Timestamp.Format(time.RFC3339Nano),
 	}
+	pos, err := m.space.Place(ctx, m.tools, 1)
+	if err != nil {
+		return "", err
+	}
+	meta[textvec.PosField] = pos
 	if _, err := m.tools.Upsert(ctx, engine.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}); err != nil {
 		return "", wrap(err)
 	}
@@ -282,18 +314,14 @@ func (m *Memory) search(ctx context.Context, c *engine.Collection, query string,
 	if err := textvec.CheckCutoff(ErrInvalid, "threshold", o.Threshold, math.Inf(-1), math.Inf(1)); err != nil {
 		return nil, err
 	}
-	threshold := float32(DefaultThreshold)
+	threshold := m.DefaultThreshold()
 	if o.Threshold != nil {
 		threshold = *o.Threshold
 	}
 	if strings.TrimSpace(query) == "" {
 		return nil, nil // nothing to match (see Text in the package doc)
 	}
-	v, err := m.space.Vector(ctx, "query", query)
-	if err != nil {
-		return nil, err
-	}
-	hits, err := c.Query(ctx, engine.Query{Vector: v, K: o.TopK})
+	hits, err := m.space.Search(ctx, c, m.retrieval, query, o.TopK, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -304,6 +332,15 @@ func (m *Memory) search(ctx context.Context, c *engine.Collection, query string,
 		}
 	}
 	return kept, nil
+}
+
+// DefaultThreshold returns the threshold a search without one applies:
+// the embedder's own (embed.Calibrated), or DefaultThreshold.
+func (m *Memory) DefaultThreshold() float32 {
+	if c, ok := m.space.Embedder().(embed.Calibrated); ok {
+		return c.RelatedSimilarity()
+	}
+	return DefaultThreshold
 }
 
 // Delete removes the tool entry with the given ID; an absent ID is a
@@ -319,7 +356,11 @@ func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ids, err := m.texts.Upsert(ctx, engine.Record{Vector: v, Content: text})
+	pos, err := m.space.Place(ctx, m.texts, 1)
+	if err != nil {
+		return "", err
+	}
+	ids, err := m.texts.Upsert(ctx, engine.Record{Vector: v, Content: text, Metadata: map[string]any{textvec.PosField: pos}})
 	if err != nil {
 		return "", wrap(err)
 	}

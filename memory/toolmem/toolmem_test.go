@@ -43,7 +43,7 @@ func TestStoreRetrieve(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(got) != 1 || got[0].ID != id || got[0].ToolName != "get_weather" || got[0].ToolArgs["city"] != "Paris" ||
-		!got[0].Timestamp.Equal(when) || got[0].ResultSummary != "18°C, light rain" || got[0].Similarity < DefaultThreshold {
+		!got[0].Timestamp.Equal(when) || got[0].ResultSummary != "18°C, light rain" || got[0].Similarity < m.DefaultThreshold() {
 		t.Fatalf("Retrieve = %+v", got)
 	}
 	all, _ := m.Retrieve(ctx, "weather", &Search{TopK: 5, Threshold: new(float32(0))})

@@ -326,7 +326,7 @@ func (w *Window) indexRound(ctx context.Context, rs []round, i int) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.st.rounds.Upsert(ctx, engine.Record{ID: strconv.Itoa(i), Vector: v, Metadata: map[string]any{"round": i}})
+	_, err = w.st.rounds.Upsert(ctx, roundRecord(i, v, w.roundText(rs[i])))
 	return err
 }
 
@@ -349,7 +349,7 @@ func (w *Window) reindex(ctx context.Context, old int) error {
 		if err != nil {
 			return err
 		}
-		recs = append(recs, engine.Record{ID: strconv.Itoa(i), Vector: v, Metadata: map[string]any{"round": i}})
+		recs = append(recs, roundRecord(i, v, w.roundText(r)))
 	}
 	for i := len(rs); i < old; i++ {
 		stale = append(stale, strconv.Itoa(i))
@@ -362,6 +362,12 @@ func (w *Window) reindex(ctx context.Context, old int) error {
 		return err
 	}
 	return nil
+}
+
+// roundRecord is round i's record in the recall index: its text for the
+// full-text side, its number for the filter and for neighbour spreading.
+func roundRecord(i int, v []float32, text string) engine.Record {
+	return engine.Record{ID: strconv.Itoa(i), Vector: v, Content: text, Metadata: map[string]any{"round": i, textvec.PosField: i}}
 }
 
 // roundText renders a round as "role: content" lines.
@@ -390,13 +396,6 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	if query == "" || len(evicted) == 0 || budget <= 0 {
 		return Message{}, false, nil
 	}
-	v, err := w.st.space.Vector(ctx, "query", query)
-	if errors.Is(err, errNothing) {
-		return Message{}, false, nil
-	}
-	if err != nil {
-		return Message{}, false, err
-	}
 	in := make([]any, len(evicted))
 	for i, r := range evicted {
 		in[i] = r
@@ -405,7 +404,12 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	if err != nil {
 		return Message{}, false, err
 	}
-	hits, err := w.st.rounds.Query(ctx, engine.Query{Vector: v, K: len(evicted), Filter: f})
+	// Hybrid: the query's words and embedding fused, a matching round
+	// lifting the rounds beside it (see Options.Recall).
+	hits, err := w.st.space.Search(ctx, w.st.rounds, textvec.Retrieval{}, query, len(evicted), f, nil)
+	if errors.Is(err, errNothing) {
+		return Message{}, false, nil
+	}
 	if err != nil {
 		return Message{}, false, err
 	}

@@ -21,7 +21,7 @@ func TestVector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Embedder().Identity(); got != "hashing/v1/384" {
+	if got := s.Embedder().Identity(); got != "hashing/v2/1024" {
 		t.Fatalf("default embedder %q", got)
 	}
 	tests := []struct {
@@ -41,7 +41,7 @@ func TestVector(t *testing.T) {
 			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
 				t.Fatalf("Vector(%q) = %v, want %v", tt.text, err, tt.want)
 			}
-			if err == nil && (len(v) != 384 || embed.IsZero(v)) {
+			if err == nil && (len(v) != embed.DefaultDimension || embed.IsZero(v)) {
 				t.Fatalf("Vector(%q) has length %d", tt.text, len(v))
 			}
 		})
