@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"strings"
 
 	"github.com/mnemodb/mnemo/memory/chat"
 	"github.com/mnemodb/mnemo/memory/store"
@@ -101,3 +102,44 @@ func (ix *adapterIndex) Search(ctx context.Context, q string, k int) ([]string, 
 }
 
 func (ix *adapterIndex) Close() error { return ix.close() }
+
+// SemanticDocs stores Cranfield documents with store.Semantic's Add and
+// asks SearchHits, with the store's defaults.
+func SemanticDocs(ctx context.Context, ids, docs []string) (Index, error) {
+	return semanticDocs(ctx, ids, docs, nil)
+}
+
+// SemanticDocsNoNeighbors is SemanticDocs with neighbour spreading off:
+// Cranfield's documents come in an order where neighbours often share a
+// topic, which a real document collection does not promise.
+func SemanticDocsNoNeighbors(ctx context.Context, ids, docs []string) (Index, error) {
+	return semanticDocs(ctx, ids, docs, &store.SemanticOptions{Neighbors: new(float32(0))})
+}
+
+func semanticDocs(ctx context.Context, ids, docs []string, opts *store.SemanticOptions) (Index, error) {
+	s, err := store.OpenSemantic("", opts)
+	if err != nil {
+		return nil, err
+	}
+	ix := &adapterIndex{close: s.Close, ids: map[string]string{}}
+	for i, d := range docs {
+		if strings.TrimSpace(d) == "" {
+			continue // the store refuses empty facts; nothing finds them
+		}
+		id, err := s.Add(ctx, d, nil)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		ix.ids[id] = ids[i]
+	}
+	ix.search = func(ctx context.Context, q string, k int) ([]string, error) {
+		hs, err := s.SearchHits(ctx, q, k)
+		var out []string
+		for _, h := range hs {
+			out = append(out, ix.ids[h.ID])
+		}
+		return out, err
+	}
+	return ix, nil
+}
