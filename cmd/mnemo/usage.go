@@ -19,8 +19,8 @@ import (
 var usages = []usage{
 	{"demo", "demo [--keep DIR]", "store and recall memories through every adapter",
 		"Store and recall real memories through every adapter, in a temporary database unless --keep names a directory."},
-	{"import", "import --db DIR --collection NAME [--dim N [--metric M]] [--file FILE] [--batch N] [--skip-bad] [--progress]", "read JSONL records into a collection",
-		`Read JSONL records ({"id", "vector", "content", "metadata"}, one per line) and commit them in fsynced batches, printing "committed N" on standard output after each: the first N records are then durable. --dim creates the collection (and the database) if it does not exist.`},
+	{"import", "import --db DIR --collection NAME [(--dim N | --embedder NAME) [--metric M]] [--file FILE] [--batch N] [--skip-bad] [--progress]", "read JSONL records into a collection",
+		`Read JSONL records ({"id", "vector", "content", "metadata"}, one per line) and commit them in fsynced batches, printing "committed N" on standard output after each: the first N records are then durable. --dim, or --embedder (which sets the dimension), creates the collection (and the database) if it does not exist. A line without a vector is embedded from its content by the collection's embedder, which --embedder records; a collection without one, or with one the command line does not have (an HTTP model), needs a vector on every line.`},
 	{"export", "export --db DIR --collection NAME [--out FILE]", "write a collection as JSONL",
 		"Write a collection's records as JSONL, in id order."},
 	{"get", "get --db DIR --collection NAME ID...", "print records by id",
