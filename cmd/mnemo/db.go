@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 // jsonRecord is the JSONL form of a record for import and export.
@@ -132,67 +131,6 @@ func get(args []string, out, stderr io.Writer) error {
 		enc.Encode(toJSON(r))
 	}
 	return nil
-}
-
-func query(args []string, out, stderr io.Writer) error {
-	fs := newFlags("query", out, stderr)
-	dir := dbFlag(fs)
-	name := collectionFlag(fs, true, "the collection `NAME`")
-	vecJSON := fs.String("vector", "", "the query vector, a `JSON` array of numbers (this or --text)")
-	text := fs.String("text", "", "the query `TEXT`, embedded with the offline hashing embedder; only for a collection made with it (this or --vector)")
-	k := fs.Int("k", 10, "return the `N` nearest records")
-	ef := fs.Int("ef", 0, "HNSW search width `N` (0: the collection's default)")
-	filter := fs.String("filter", "", "metadata filter, a `JSON` object, e.g. '{\"source\": \"web\"}'")
-	if err := fs.parse(args); err != nil {
-		return err
-	}
-	if (*vecJSON == "") == (*text == "") {
-		return fs.fail("give exactly one of --vector and --text")
-	}
-	db, c, err := openCollection(*dir, *name)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	var v []float32
-	if *vecJSON != "" {
-		if err := json.Unmarshal([]byte(*vecJSON), &v); err != nil {
-			return fmt.Errorf("--vector: %v", err)
-		}
-	} else {
-		if v, err = embedText(c, *name, *text); err != nil {
-			return err
-		}
-	}
-	f, err := engine.ParseFilter(*filter)
-	if err != nil {
-		return err
-	}
-	hits, err := c.Query(context.Background(), engine.Query{Vector: v, K: *k, Ef: *ef, Filter: f})
-	if err != nil {
-		return err
-	}
-	for _, h := range hits {
-		fmt.Fprintf(out, "%.4f  %s  %s\n", h.Similarity, h.Record.ID, oneLine(h.Record.Content, 100))
-	}
-	return nil
-}
-
-// embedText embeds a --text query for collection c (named name) with the
-// offline hashing embedder, the only one the command line has, and only
-// when the collection records that its vectors were made with it: vectors
-// from another model, or from an unrecorded one (such as a plain import),
-// live in another space, and hits against them would mean nothing.
-func embedText(c *engine.Collection, name, text string) ([]float32, error) {
-	id := c.Config().Embedder
-	if id == "" {
-		return nil, fmt.Errorf("collection %q has no recorded embedder, so --text cannot embed a query in its vector space; query it with --vector JSON, a vector made the way its records' vectors were", name)
-	}
-	h, err := embed.NewHashing(c.Config().Dimension)
-	if err == nil && id == h.Identity() {
-		return h.Vector(text), nil
-	}
-	return nil, fmt.Errorf("collection %q was made with the embedder %s, which the command line does not have (--text embeds with the offline hashing embedder); query it with --vector JSON, a vector from %s", name, id, id)
 }
 
 func oneLine(s string, n int) string {

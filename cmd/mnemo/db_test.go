@@ -167,10 +167,13 @@ func exportIDs(t *testing.T, dir, name string) []string {
 	return ids
 }
 
-// TestQueryText checks that query --text embeds only for a collection made
-// with the offline hashing embedder: a collection with no recorded
-// embedder (as import makes them) or another embedder is an error, exit 1,
-// that says to query with --vector, and prints no hits.
+// TestQueryText checks how query --text chooses its mode by the
+// collection's recorded embedder: hybrid with the offline hashing
+// embedder; text (BM25) with none, or with one the command line does not
+// have (saying so on stderr); vector when the collection has no full-text
+// index. Vector and hybrid mode, which must embed the text, are an error
+// without the embedder, exit 1, that says what to do instead and prints no
+// hits.
 func TestQueryText(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	h, err := embed.NewHashing(64)
@@ -181,8 +184,13 @@ func TestQueryText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, emb := range map[string]string{"hashed": h.Identity(), "plain": "", "remote": "openai/text-embedding-3-small/64"} {
-		c, err := db.CreateCollection(context.Background(), name, engine.CollectionConfig{Dimension: 64, Embedder: emb})
+	for name, cfg := range map[string]engine.CollectionConfig{
+		"hashed": {Dimension: 64, Embedder: h.Identity()},
+		"plain":  {Dimension: 64},
+		"remote": {Dimension: 64, Embedder: "openai/text-embedding-3-small/64"},
+		"notext": {Dimension: 64, Embedder: h.Identity(), Text: engine.TextConfig{Disabled: true}},
+	} {
+		c, err := db.CreateCollection(context.Background(), name, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,25 +202,56 @@ func TestQueryText(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A collection of the first version of the offline embedder, which
+	// the command line still runs.
+	h1, err := embed.NewHashingV1(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, err := db.CreateCollection(context.Background(), "hashedv1", engine.CollectionConfig{Dimension: 64, Embedder: h1.Identity()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v1.Upsert(context.Background(), engine.Record{ID: "r0", Vector: h1.Vector("the cat sat on the mat"), Content: "the cat sat on the mat"},
+		engine.Record{ID: "r1", Vector: h1.Vector("stock prices fell sharply"), Content: "stock prices fell sharply"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		collection string
-		code       int
-		stdout     string
-		stderr     []string
+		collection, mode string
+		code             int
+		stdout           string // the first hit's line, or "" for none
+		stderr           []string
 	}{
-		{"hashed", 0, "r0  the cat sat on the mat", nil},
-		{"plain", 1, "", []string{`mnemo query: collection "plain" has no recorded embedder`, "--vector"}},
-		{"remote", 1, "", []string{`mnemo query: collection "remote" was made with the embedder openai/text-embedding-3-small/64`, "--vector"}},
+		{"hashed", "", 0, "  r0  the cat sat on the mat", nil}, // hybrid: first on both sides
+		{"hashed", "vector", 0, "1.0000  r0  the cat sat on the mat", nil},
+		{"hashedv1", "vector", 0, "1.0000  r0  the cat sat on the mat", nil}, // embedded by version 1
+		{"hashedv1", "", 0, "  r0  the cat sat on the mat", nil},
+		{"plain", "", 0, "  r0  the cat sat on the mat", nil},
+		{"plain", "hybrid", 1, "", []string{`mnemo query: collection "plain" has no recorded embedder`, "--mode text"}},
+		{"plain", "vector", 1, "", []string{`mnemo query: collection "plain" has no recorded embedder`, "give a vector"}},
+		{"remote", "", 0, "  r0  the cat sat on the mat", []string{`mnemo query: note: a text without a vector is matched by its words only (text mode): collection "remote" was made with the embedder openai/text-embedding-3-small/64`}},
+		{"remote", "text", 0, "  r0  the cat sat on the mat", nil},
+		{"notext", "", 0, "1.0000  r0  the cat sat on the mat", nil}, // no full-text index: the embedding alone, as before it existed
+		{"notext", "text", 1, "", []string{`mnemo query: engine: bad query: collection "notext" has no full-text index`}},
+		{"notext", "hybrid", 1, "", []string{`mnemo query: engine: bad query: collection "notext" has no full-text index`}},
+		{"remote", "hybrid", 1, "", []string{`mnemo query: collection "remote" was made with the embedder openai/text-embedding-3-small/64, which the command line does not have`, "--mode text"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.collection, func(t *testing.T) {
+		t.Run(tt.collection+"/"+tt.mode, func(t *testing.T) {
+			args := []string{"query", "--db", dir, "--collection", tt.collection, "--text", "the cat sat on the mat", "--k", "1"}
+			if tt.mode != "" {
+				args = append(args, "--mode", tt.mode)
+			}
 			var out, errOut bytes.Buffer
-			code := run([]string{"query", "--db", dir, "--collection", tt.collection, "--text", "the cat sat on the mat", "--k", "1"}, &out, &errOut)
-			if code != tt.code || !strings.Contains(out.String(), tt.stdout) || tt.stdout == "" && out.Len() > 0 {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and stdout %q", code, out.String(), errOut.String(), tt.code, tt.stdout)
+			code := run(args, &out, &errOut)
+			if code != tt.code || !strings.Contains(out.String(), tt.stdout) || tt.stdout == "" && out.Len() > 0 || tt.stdout != "" && strings.Count(out.String(), "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and one line with %q", code, out.String(), errOut.String(), tt.code, tt.stdout)
+			}
+			if len(tt.stderr) == 0 && errOut.Len() > 0 {
+				t.Errorf("stderr %q, want none", errOut.String())
 			}
 			for _, w := range tt.stderr {
 				if !strings.Contains(errOut.String(), w) || strings.Count(errOut.String(), "\n") != 1 {
@@ -226,6 +265,12 @@ func TestQueryText(t *testing.T) {
 	vec, _ := json.Marshal(h.Vector("stock prices fell sharply"))
 	if code := run([]string{"query", "--db", dir, "--collection", "plain", "--vector", string(vec), "--k", "1"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "r1") {
 		t.Errorf("--vector: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	// With a vector, a text adds its side whatever the embedder: hybrid,
+	// and no note.
+	out.Reset()
+	if code := run([]string{"query", "--db", dir, "--collection", "remote", "--vector", string(vec), "--text", "stock prices", "--k", "1", "--fusion", "rrf"}, &out, &errOut); code != 0 || out.String() != "0.0164  r1  stock prices fell sharply\n" || errOut.Len() > 0 {
+		t.Errorf("--vector --text: exit %d, stdout %q, stderr %q; want r1 first on both sides: w/61 + (1-w)/61 = 1/61", code, out.String(), errOut.String())
 	}
 }
 

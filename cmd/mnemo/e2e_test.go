@@ -153,3 +153,58 @@ func writeTemp(t *testing.T, s string) string {
 	os.WriteFile(p, []byte(s), 0o644)
 	return p
 }
+
+// TestEndToEndText drives the binary through the text path with standard
+// input for both files: content-only lines imported with --embedder
+// hashing (and --progress into a pipe), then a file of queries answered
+// from "--queries -".
+func TestEndToEndText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "mnemo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var in strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&in, `{"id":"d%04d","content":"document %d on subject %d","metadata":{"subject":%d}}`+"\n", i, i, i%10, i%10)
+	}
+	dbDir := filepath.Join(tmp, "db")
+	cmd := exec.Command(bin, "import", "--db", dbDir, "--collection", "docs", "--embedder", "hashing", "--batch", "300", "--progress")
+	cmd.Stdin = strings.NewReader(in.String())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("import: %v\n%s", err, stderr.String())
+	}
+	if got := stdout.String(); got != "committed 300\ncommitted 600\ncommitted 900\ncommitted 1000\n" {
+		t.Errorf("import printed %q", got)
+	}
+	if !strings.Contains(stderr.String(), "importing: ") || !strings.Contains(stderr.String(), "imported 1000 records, skipped 0 bad lines in ") {
+		t.Errorf("import progress and summary: %q", stderr.String())
+	}
+	cmd = exec.Command(bin, "query", "--db", dbDir, "--collection", "docs", "--queries", "-", "--k", "3")
+	cmd.Stdin = strings.NewReader(`{"id":"a","text":"document 17"}` + "\n" + `{"id":"b","text":"subject","filter":{"subject":4},"k":5}` + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("query --queries -: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("query printed:\n%s", out)
+	}
+	var a, b jsonAnswer
+	if json.Unmarshal([]byte(lines[0]), &a) != nil || string(a.ID) != `"a"` || len(a.Hits) != 3 || a.Hits[0].ID != "d0017" {
+		t.Errorf("first answer %s: want id \"a\", 3 hits, d0017 first", lines[0])
+	}
+	if json.Unmarshal([]byte(lines[1]), &b) != nil || string(b.ID) != `"b"` || len(b.Hits) != 5 {
+		t.Fatalf("second answer %s: want id \"b\" and 5 hits", lines[1])
+	}
+	for _, h := range b.Hits {
+		if h.Metadata["subject"] != float64(4) {
+			t.Errorf("hit %s of subject %v passed the filter", h.ID, h.Metadata["subject"])
+		}
+	}
+}

@@ -24,6 +24,12 @@ import (
 // the import before its batch is written, unless --skip-bad, which
 // reports it and goes on.
 //
+// A line without a vector is embedded from its content by the
+// collection's embedder (recorded in its config; --embedder gives a new
+// collection one), embedBatch texts per call, before its batch commits.
+// Bad lines are reported in line order, so the texts waiting to be
+// embedded are embedded before a bad line is reported.
+//
 // Progress (records, share of the file read, records/s, time left) goes
 // to stderr when it is a terminal or when --progress asks; --progress=false
 // turns it off. From standard input the size is unknown: no time left.
@@ -37,7 +43,9 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	dir := dbFlag(fs)
 	name := collectionFlag(fs, true, "the collection `NAME`")
 	dim := fs.Int("dim", 0, "create the collection (and the database) with dimension `N` if it does not exist")
-	metricName := fs.String("metric", "cosine", "the metric `M` of a collection --dim creates: cosine, dot or l2")
+	embedderName := fs.String("embedder", "", "create the collection (and the database) if it does not exist with the embedder `NAME`, "+
+		embedderNames+" (the offline one), which sets its dimension; lines without a vector are embedded from their content by the collection's embedder")
+	metricName := fs.String("metric", "cosine", "the metric `M` of a collection --dim or --embedder creates: cosine, dot or l2")
 	file := fs.String("file", "", "read `FILE` instead of standard input")
 	batch := fs.Int("batch", 1000, "commit every `N` records")
 	skipBad := fs.Bool("skip-bad", false, "report bad lines and go on instead of stopping")
@@ -52,6 +60,17 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	if err != nil {
 		return fs.fail("%v", err)
 	}
+	newCfg := engine.CollectionConfig{Dimension: *dim, Metric: metric}
+	if *embedderName != "" {
+		e, err := newEmbedder(*embedderName)
+		if err != nil {
+			return fs.fail("--embedder: %v", err)
+		}
+		if *dim != 0 && *dim != e.Dimension() {
+			return fs.fail("--dim %d disagrees with --embedder %s, whose dimension is %d", *dim, *embedderName, e.Dimension())
+		}
+		newCfg.Dimension, newCfg.Embedder = e.Dimension(), e.Identity()
+	}
 	in, size := stdin, int64(0)
 	if *file != "" {
 		f, err := os.Open(*file)
@@ -64,9 +83,10 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		}
 		in = f
 	}
-	db, err := openDB(*dir, *dim > 0)
+	create := newCfg.Dimension > 0
+	db, err := openDB(*dir, create)
 	if errors.Is(err, engine.ErrNoDatabase) {
-		return fmt.Errorf("no database in %s; pass --dim to create it", *dir)
+		return fmt.Errorf("no database in %s; pass --dim or --embedder to create it", *dir)
 	}
 	if err != nil {
 		return err
@@ -74,14 +94,18 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	defer closeDB(db, &err)
 	c, err := db.Collection(*name)
 	if errors.Is(err, engine.ErrCollectionNotFound) {
-		if *dim <= 0 {
-			return fmt.Errorf("collection %q does not exist in %s; pass --dim to create it", *name, *dir)
+		if !create {
+			return fmt.Errorf("collection %q does not exist in %s; pass --dim or --embedder to create it", *name, *dir)
 		}
-		c, err = db.CreateCollection(context.Background(), *name, engine.CollectionConfig{Dimension: *dim, Metric: metric})
+		c, err = db.CreateCollection(context.Background(), *name, newCfg)
 	}
 	if err != nil {
 		return err
 	}
+	if newCfg.Embedder != "" && c.Config().Embedder != newCfg.Embedder {
+		return fmt.Errorf("collection %q exists with %s, not --embedder %s (%s)", *name, describeEmbedder(c.Config().Embedder), *embedderName, newCfg.Embedder)
+	}
+	emb, embErr := collectionEmbedder(c.Config())
 	var prog *progress
 	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
 		prog = newProgress(stderr, "importing", "records", size)
@@ -89,9 +113,68 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	defer prog.clear() // before the caller reports an error
 	sharedTerminal := isTerminal(out) && prog != nil
 	lines := newLineReader(in, maxLine)
-	var pending []engine.Record
+	var (
+		pending []engine.Record // the batch, in line order
+		lineOf  []int           // the line of each pending record
+		toEmbed []int           // pending records without a vector yet
+	)
 	committed, bad := 0, 0
+	seen := map[string]bool{}
+	// reject reports a bad line: an error that stops the import, or with
+	// --skip-bad nil after reporting it.
+	reject := func(line int, err error) error {
+		if !*skipBad {
+			return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", line, err, committed)
+		}
+		bad++
+		prog.clear()
+		fmt.Fprintf(stderr, "line %d: skipped: %v\n", line, err)
+		return nil
+	}
+	// embedPending embeds the pending records that lack a vector and
+	// validates them, dropping (or stopping at) the bad ones.
+	embedPending := func() error {
+		if len(toEmbed) == 0 {
+			return nil
+		}
+		texts := make([]string, len(toEmbed))
+		for i, j := range toEmbed {
+			texts[i] = pending[j].Content
+		}
+		vecs, errs := embedTexts(context.Background(), emb, texts)
+		drop := map[int]bool{}
+		for i, j := range toEmbed {
+			err := errs[i]
+			if err == nil {
+				pending[j].Vector = vecs[i]
+				err = c.Validate(pending[j])
+			}
+			if err != nil {
+				if err := reject(lineOf[j], err); err != nil {
+					return err
+				}
+				drop[j] = true
+				delete(seen, pending[j].ID)
+			}
+		}
+		toEmbed = toEmbed[:0]
+		if len(drop) > 0 {
+			n := 0
+			for j := range pending {
+				if !drop[j] {
+					pending[n], lineOf[n] = pending[j], lineOf[j]
+					n++
+				}
+			}
+			clear(pending[n:])
+			pending, lineOf = pending[:n], lineOf[:n]
+		}
+		return nil
+	}
 	commit := func() error {
+		if err := embedPending(); err != nil {
+			return err
+		}
 		if len(pending) == 0 {
 			return nil
 		}
@@ -99,7 +182,9 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 			return fmt.Errorf("commit of the records up to line %d: %w (%d records committed before them)", lines.n, err, committed)
 		}
 		committed += len(pending)
-		pending = pending[:0]
+		clear(pending)
+		pending, lineOf = pending[:0], lineOf[:0]
+		clear(seen)
 		if sharedTerminal {
 			prog.clear()
 		}
@@ -107,7 +192,6 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		prog.update(int64(committed), lines.read)
 		return nil
 	}
-	seen := map[string]bool{}
 	for {
 		raw, err := lines.next()
 		if err == io.EOF {
@@ -123,30 +207,44 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 			}
 			rec, err = parseLine(raw)
 		}
-		if err == nil {
+		embedIt := err == nil && rec.Vector == nil
+		switch {
+		case err != nil:
+		case embedIt:
+			err = canEmbed(rec, *name, c.Config().Embedder, embErr)
+		default:
 			err = c.Validate(rec)
 		}
 		if err == nil && rec.ID != "" && seen[rec.ID] {
 			err = fmt.Errorf("id %q appears twice in one batch", rec.ID)
 		}
 		if err != nil {
-			if !*skipBad {
-				return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", lines.n, err, committed)
+			// Report the lines before this one first.
+			if err := embedPending(); err != nil {
+				return err
 			}
-			bad++
-			prog.clear()
-			fmt.Fprintf(stderr, "line %d: skipped: %v\n", lines.n, err)
+			if err := reject(lines.n, err); err != nil {
+				return err
+			}
 			continue
 		}
 		if rec.ID != "" {
 			seen[rec.ID] = true
 		}
+		if embedIt {
+			toEmbed = append(toEmbed, len(pending))
+		}
 		pending = append(pending, rec)
+		lineOf = append(lineOf, lines.n)
+		if len(toEmbed) == embedBatch {
+			if err := embedPending(); err != nil {
+				return err
+			}
+		}
 		if len(pending) == *batch {
 			if err := commit(); err != nil {
 				return err
 			}
-			clear(seen)
 		}
 	}
 	if err := commit(); err != nil {
@@ -157,28 +255,57 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	return nil
 }
 
-// parseLine decodes one non-blank JSONL line into a record. The line must
-// be valid UTF-8 and hold exactly one JSON value, with only whitespace
-// around it.
+// embedBatch is the number of texts import embeds in one call.
+const embedBatch = 256
+
+// canEmbed reports why rec, a record without a vector, cannot be given one
+// from its content in the collection name, made with the embedder
+// identity, when embErr (from collectionEmbedder) says it is unavailable;
+// nil if it can.
+func canEmbed(rec engine.Record, name, identity string, embErr error) error {
+	switch {
+	case errors.Is(embErr, errNoEmbedder):
+		return fmt.Errorf("no vector, and collection %q has no recorded embedder to make one from the content (a collection made with --embedder %s has one)", name, embedderNames)
+	case embErr != nil:
+		return fmt.Errorf("no vector, and collection %q was made with the embedder %s, which the command line does not have; give the line its vector", name, identity)
+	case strings.TrimSpace(rec.Content) == "":
+		return errors.New("no vector, and no content to embed")
+	}
+	return nil
+}
+
+// parseLine decodes one non-blank JSONL line into a record (see
+// decodeLine).
 func parseLine(raw []byte) (engine.Record, error) {
+	var jr jsonRecord
+	if err := decodeLine(raw, &jr); err != nil {
+		return engine.Record{}, err
+	}
+	return engine.Record{ID: jr.ID, Vector: jr.Vector, Content: jr.Content, Metadata: jr.Metadata}, nil
+}
+
+// decodeLine decodes one non-blank JSONL line into v, a pointer to a
+// struct, refusing fields v does not have. The line must be valid UTF-8,
+// with no lone UTF-16 surrogate escape, and hold exactly one JSON value,
+// with only whitespace around it.
+func decodeLine(raw []byte, v any) error {
 	if !utf8.Valid(raw) {
-		return engine.Record{}, fmt.Errorf("invalid UTF-8 at byte %d", invalidUTF8(raw)+1)
+		return fmt.Errorf("invalid UTF-8 at byte %d", invalidUTF8(raw)+1)
 	}
 	if i := loneSurrogate(raw); i >= 0 {
-		return engine.Record{}, fmt.Errorf("lone UTF-16 surrogate escape %s at byte %d (it has no UTF-8 form)", raw[i:i+6], i+1)
+		return fmt.Errorf("lone UTF-16 surrogate escape %s at byte %d (it has no UTF-8 form)", raw[i:i+6], i+1)
 	}
 	text := bytes.TrimSpace(raw)
-	var jr jsonRecord
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&jr); err != nil {
-		return engine.Record{}, err
+	if err := dec.Decode(v); err != nil {
+		return err
 	}
 	if end := int(dec.InputOffset()); end < len(text) {
 		start := len(raw) - len(bytes.TrimLeftFunc(raw, unicode.IsSpace))
-		return engine.Record{}, fmt.Errorf("text after the JSON value at byte %d: %q", start+end+1, oneLine(string(text[end:]), 20))
+		return fmt.Errorf("text after the JSON value at byte %d: %q", start+end+1, oneLine(string(text[end:]), 20))
 	}
-	return engine.Record{ID: jr.ID, Vector: jr.Vector, Content: jr.Content, Metadata: jr.Metadata}, nil
+	return nil
 }
 
 // invalidUTF8 returns the offset of the first byte of b that is not part

@@ -36,9 +36,11 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"import": func(args []string, stdout, stderr io.Writer) error {
 		return importCmd(args, os.Stdin, stdout, stderr)
 	},
-	"export":     export,
-	"get":        get,
-	"query":      query,
+	"export": export,
+	"get":    get,
+	"query": func(args []string, stdout, stderr io.Writer) error {
+		return queryCmd(args, os.Stdin, stdout, stderr)
+	},
 	"stats":      stats,
 	"checkpoint": checkpoint,
 	"verify":     verify,

@@ -201,7 +201,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"query", "--k", `"a for -b`}, `mnemo query: invalid value "\"a for -b" for --k: parse error` + "\n"},
 		{[]string{"stats", "---db", "x"}, "mnemo stats: bad flag syntax: ---db\n"},
 		{[]string{"backup", "--db", "x"}, "mnemo backup: --to is required\n"},
-		{[]string{"query", "--db", "x", "--collection", "c"}, "mnemo query: give exactly one of --vector and --text\n"},
+		{[]string{"query", "--db", "x", "--collection", "c"}, "mnemo query: give --vector, --text or both, or --queries\n"},
 		{[]string{"get", "--db", "x", "--collection", "c"}, "mnemo get: no IDs given\n"},
 		{[]string{"bench", "ann", "--ef", "1,x", "--synthetic", "n=10"}, `mnemo bench ann: --ef "1,x": want positive integers` + "\n"},
 	}

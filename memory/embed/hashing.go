@@ -177,7 +177,7 @@ func (h *Hashing) add64(acc []float64, tag, a, b string, w float64) {
 		x = (x ^ uint64(a[i])) * prime
 	}
 	if b != "" {
-		x = (x ^ 0) * prime
+		x *= prime // the separator byte 0: x ^ 0 == x
 		for i := 0; i < len(b); i++ {
 			x = (x ^ uint64(b[i])) * prime
 		}
