@@ -49,8 +49,9 @@ import (
 // writing "/proj/a.md" while "/proj" is a document, and reading, editing
 // or deleting "/proj" while it is a folder all fail with ErrPathConflict,
 // naming the path that is in the way. The same rule holds in memory and
-// in a directory (an empty directory there counts as absent and is
-// replaced by a document written at its path).
+// in a directory: there Delete removes the directories its last document
+// leaves empty, and an empty directory counts as absent (a document
+// written at its path replaces it).
 //
 // # Sizes
 //
@@ -575,8 +576,12 @@ func (d *Documents) Delete(ctx context.Context, identifier string) error {
 	if fi, err := d.root.Stat(rel); err == nil && fi.IsDir() && !d.emptyDir(rel) {
 		return folderErr(logical)
 	}
-	if err := d.root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+	err = d.root.Remove(rel)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 		return fmt.Errorf("store: delete %s: %v", logical, relErr(err))
+	}
+	if err == nil {
+		d.pruneDirs(path.Dir(rel))
 	}
 	return nil
 }

@@ -76,6 +76,15 @@ func (d *Documents) emptyDir(rel string) bool {
 	return err == io.EOF
 }
 
+// pruneDirs removes dir and then each parent up to the root while they
+// are empty, so that a folder goes with its last document on disk as it
+// does in memory. The caller holds d.mu.
+func (d *Documents) pruneDirs(dir string) {
+	for dir != "." && dir != "/" && d.root.Remove(dir) == nil {
+		dir = path.Dir(dir)
+	}
+}
+
 // warnSkipped logs that a file listings skip is not a document, when the
 // store has a logger.
 func (d *Documents) warnSkipped(logical string, why error) {

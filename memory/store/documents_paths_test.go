@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestPathRules runs one table of path collisions against the in-memory
@@ -119,5 +121,64 @@ func TestSkippedFilesAreLogged(t *testing.T) {
 	silent := openDocs(t, dir)
 	if paths, _ := silent.ListAll(ctx); !reflect.DeepEqual(paths, []string{"/a.md"}) {
 		t.Fatalf("ListAll without a logger = %q", paths)
+	}
+}
+
+// TestPathRulesRandom runs the same random stream of writes, reads, edits
+// and deletes over a few colliding paths against the in-memory store and
+// a directory: every call must fail with the same sentinel (or succeed)
+// on both, and both must list the same documents after each call.
+func TestPathRulesRandom(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, seed))
+	segs := []string{"a", "b", "a.md"}
+	randPath := func() string {
+		var parts []string
+		for range 1 + r.IntN(3) {
+			parts = append(parts, segs[r.IntN(len(segs))])
+		}
+		p := "/" + strings.Join(parts, "/")
+		if r.IntN(8) == 0 {
+			p += "/"
+		}
+		return p
+	}
+	sentinels := []error{ErrBadPath, ErrPathConflict, ErrNotFound, ErrNoMatch, ErrAmbiguous, ErrTooLarge, ErrNotRegular, ErrInvalid}
+	class := func(err error) string {
+		if err == nil {
+			return "ok"
+		}
+		for _, s := range sentinels {
+			if errors.Is(err, s) {
+				return s.Error()
+			}
+		}
+		return "unclassified: " + err.Error()
+	}
+	for iter := range 40 {
+		mem, disk := openDocs(t, ""), openDocs(t, t.TempDir())
+		for step := range 30 {
+			p := randPath()
+			var op func(d *Documents) error
+			var name string
+			switch r.IntN(4) {
+			case 0, 1:
+				name, op = "Write", func(d *Documents) error { return d.Write(ctx, p, "text") }
+			case 2:
+				name, op = "Delete", func(d *Documents) error { return d.Delete(ctx, p) }
+			default:
+				name, op = "Edit", func(d *Documents) error { return d.Edit(ctx, p, "text", "text") }
+			}
+			cm, cd := class(op(mem)), class(op(disk))
+			if cm != cd || strings.HasPrefix(cm, "unclassified") {
+				t.Fatalf("seed %d iter %d step %d: %s(%q): in memory %s, on disk %s", seed, iter, step, name, p, cm, cd)
+			}
+			lm, _ := mem.ListAll(ctx)
+			ld, _ := disk.ListAll(ctx)
+			if !reflect.DeepEqual(lm, ld) {
+				t.Fatalf("seed %d iter %d step %d: after %s(%q): in memory %q, on disk %q", seed, iter, step, name, p, lm, ld)
+			}
+		}
 	}
 }
