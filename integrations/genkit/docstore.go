@@ -122,7 +122,8 @@ func Index(ctx context.Context, docs []*ai.Document, ds *DocStore) error {
 	return err
 }
 
-// Index is the package's Index returning the documents' IDs.
+// Index is the package's Index returning the documents' IDs, one per
+// document (equal documents have equal IDs).
 func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) ([]string, error) {
 	if len(docs) == 0 {
 		return nil, nil
@@ -151,10 +152,15 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) ([]string, e
 	if err != nil {
 		return nil, err
 	}
+	ids := make([]string, len(recs))
 	for i := range recs {
 		recs[i].Vector = vs[i]
+		ids[i] = recs[i].ID
 	}
-	return ds.c.Upsert(ctx, dedupe(recs)...)
+	if _, err := ds.c.Upsert(ctx, dedupe(recs)...); err != nil {
+		return nil, err
+	}
+	return ids, nil
 }
 
 // dedupe drops repeated records (equal documents have equal IDs), which
