@@ -135,7 +135,9 @@ func (s *Store) resolve(options []vectorstores.Option) (call, error) {
 }
 
 // filterOf turns vectorstores.WithFilters' value into an engine filter:
-// an *engine.Filter, its JSON text, or a Go value that encodes to it.
+// an *engine.Filter, its JSON text, or a Go value that encodes to it (a
+// map[string]any is read directly when it holds only the types
+// engine.NewFilter takes, and through JSON otherwise).
 func filterOf(v any) (*engine.Filter, error) {
 	var (
 		f   *engine.Filter
@@ -151,6 +153,11 @@ func filterOf(v any) (*engine.Filter, error) {
 	case json.RawMessage:
 		f, err = engine.ParseFilter(string(v))
 	default:
+		if m, ok := v.(map[string]any); ok {
+			if f, err = engine.NewFilter(m); err == nil {
+				return f, nil
+			}
+		}
 		var b []byte
 		if b, err = json.Marshal(v); err == nil {
 			f, err = engine.ParseFilter(string(b))
