@@ -53,7 +53,7 @@ type DocStore struct {
 // in db, registers the retriever "mnemo/NAME" in g, and returns the
 // DocStore that indexes into it with the retriever. The caller keeps
 // ownership of db. opts may be nil; its ConfigSchema defaults to
-// RetrieverOptions' schema.
+// RetrieverOptions' schema (opts itself is not changed).
 func DefineRetriever(g *genkit.Genkit, db *engine.DB, name string, cfg *Config, opts *ai.RetrieverOptions) (*DocStore, ai.Retriever, error) {
 	if g == nil || db == nil || name == "" {
 		return nil, nil, fmt.Errorf("%w: DefineRetriever needs a Genkit, a database and a name", ErrInvalid)
@@ -62,13 +62,14 @@ func DefineRetriever(g *genkit.Genkit, db *engine.DB, name string, cfg *Config, 
 	if err != nil {
 		return nil, nil, err
 	}
-	if opts == nil {
-		opts = &ai.RetrieverOptions{Label: "mnemo " + name}
+	o := ai.RetrieverOptions{Label: "mnemo " + name}
+	if opts != nil {
+		o = *opts // the caller's options are not changed
 	}
-	if opts.ConfigSchema == nil {
-		opts.ConfigSchema = core.InferSchemaMap(RetrieverOptions{})
+	if o.ConfigSchema == nil {
+		o.ConfigSchema = core.InferSchemaMap(RetrieverOptions{})
 	}
-	return ds, genkit.DefineRetriever(g, api.NewName(Provider, name), opts, ds.Retrieve), nil
+	return ds, genkit.DefineRetriever(g, api.NewName(Provider, name), &o, ds.Retrieve), nil
 }
 
 // Retriever returns the retriever DefineRetriever registered as name, or
