@@ -192,15 +192,32 @@ func TestUpsertAndSubIndexes(t *testing.T) {
 	}
 }
 
+// zero is an embedder that maps every text to the zero vector.
+type zero struct{}
+
+func (zero) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	vs := make([][]float32, len(texts))
+	for i := range vs {
+		vs[i] = make([]float32, 8)
+	}
+	return vs, nil
+}
+func (zero) Dimension() int   { return 8 }
+func (zero) Identity() string { return "test/zero/8" }
+
 func TestBadInput(t *testing.T) {
-	ix, r := setup(t, memDB(t))
+	db := memDB(t)
+	ix, r := setup(t, db)
+	zix, _ := NewIndexer(ctx, db, &IndexerConfig{Collection: "zero", Embedder: zero{}})
+	zr, _ := NewRetriever(ctx, db, &RetrieverConfig{Collection: "zero", Embedder: zero{}})
 	tests := []struct {
 		name string
 		err  error
 		want error
 	}{
 		{"empty content", func() error { _, err := ix.Store(ctx, []*schema.Document{{Content: " "}}); return err }(), ErrEmpty},
-		{"no letters", func() error { _, err := ix.Store(ctx, []*schema.Document{{Content: "?!"}}); return err }(), ErrEmpty},
+		{"zero vector", func() error { _, err := zix.Store(ctx, corpus()); return err }(), ErrEmpty},
+		{"zero query vector", func() error { _, err := zr.Retrieve(ctx, "Paul"); return err }(), ErrEmpty},
 		{"invalid UTF-8", func() error { _, err := ix.Store(ctx, []*schema.Document{{Content: "a\xff"}}); return err }(), ErrInvalid},
 		{"nil document", func() error { _, err := ix.Store(ctx, []*schema.Document{nil}); return err }(), ErrInvalid},
 		{"bad ID", func() error {

@@ -34,7 +34,7 @@ func TestEmbedderToEino(t *testing.T) {
 	if _, err := eino.EmbedStrings(ctx, texts, embedding.WithModel("text-embedding-3-small")); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a model option: %v, want ErrInvalid", err)
 	}
-	if e.Identity() != "hashing/v1/64" || e.Dimension() != 64 {
+	if e.Identity() != h.Identity() || e.Dimension() != 64 {
 		t.Fatalf("identity %q, dimension %d", e.Identity(), e.Dimension())
 	}
 }

@@ -12,8 +12,8 @@ var (
 	// UTF-8.
 	ErrInvalid = errors.New("mnemo/eino: invalid input")
 	// ErrEmpty reports a document or query with nothing to embed: empty,
-	// white space only, or (with the hashing embedder) no letters or
-	// digits.
+	// white space only, or text the embedder maps to the zero vector
+	// (which has no direction to compare by cosine).
 	ErrEmpty = errors.New("mnemo/eino: empty text")
 	// ErrNoIdentity reports an embedder passed with WithEmbedding that
 	// does not report its dimension and identity (wrap it with

@@ -359,7 +359,7 @@ func embedTexts(ctx context.Context, e embed.Embedder, what string, texts []stri
 	}
 	for i, v := range vs {
 		if embed.IsZero(v) {
-			return nil, fmt.Errorf("%s %d: %w: nothing to embed (no letters or digits)", what, i, ErrEmpty)
+			return nil, fmt.Errorf("%s %d: %w: nothing to embed (the embedder maps it to the zero vector)", what, i, ErrEmpty)
 		}
 	}
 	return vs, nil

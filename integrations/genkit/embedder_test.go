@@ -3,6 +3,7 @@ package mnemo
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -49,7 +50,8 @@ func TestForeignEmbedder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Identity() != "genkit/mnemo/h/384" || f.Dimension() != 384 {
+	wantID := fmt.Sprintf("genkit/mnemo/h/%d", h.Dimension())
+	if f.Identity() != wantID || f.Dimension() != h.Dimension() {
 		t.Fatalf("identity %q, dimension %d", f.Identity(), f.Dimension())
 	}
 	vs, err := f.Embed(ctx, []string{"Paul works at Google"})
@@ -67,7 +69,7 @@ func TestForeignEmbedder(t *testing.T) {
 	if got := texts(retrieve(t, g, r, "Anna bakery", &RetrieverOptions{K: 1})); got[0] != texts(corpus())[1] {
 		t.Fatalf("got %q", got)
 	}
-	if ds.Collection().Config().Embedder != "genkit/mnemo/h/384" {
+	if ds.Collection().Config().Embedder != wantID {
 		t.Fatalf("collection embedder %q", ds.Collection().Config().Embedder)
 	}
 	// The wrong dimension, or a failing embedder, is an error.

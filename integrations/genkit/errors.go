@@ -12,8 +12,8 @@ var (
 	// media parts, or text that is not valid UTF-8.
 	ErrInvalid = errors.New("mnemo/genkit: invalid input")
 	// ErrEmpty reports a document or query with nothing to embed: no
-	// text, white space only, or (with the hashing embedder) no letters or
-	// digits.
+	// text, white space only, or text the embedder maps to the zero
+	// vector (which has no direction to compare by cosine).
 	ErrEmpty = errors.New("mnemo/genkit: empty text")
 	// ErrEmbedding reports a Genkit embedder that returned the wrong
 	// number of embeddings, or vectors of the wrong dimension.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	mnemo "github.com/mnemodb/mnemo/integrations/genkit"
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 func Example() {
@@ -38,7 +39,7 @@ func ExampleDefineEmbedder() {
 	g := genkit.Init(ctx)
 	e, _ := mnemo.DefineEmbedder(g, "hashing", nil)
 	resp, _ := genkit.Embed(ctx, g, ai.WithEmbedder(e), ai.WithTextDocs("Paul works at Google"))
-	fmt.Println(e.Name(), len(resp.Embeddings[0].Embedding))
+	fmt.Println(e.Name(), len(resp.Embeddings[0].Embedding) == embed.DefaultDimension)
 	// Output:
-	// mnemo/hashing 384
+	// mnemo/hashing true
 }

@@ -167,8 +167,26 @@ func TestFilter(t *testing.T) {
 	}
 }
 
+// zero is an embedder that maps every text to the zero vector.
+type zero struct{}
+
+func (zero) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	vs := make([][]float32, len(texts))
+	for i := range vs {
+		vs[i] = make([]float32, 8)
+	}
+	return vs, nil
+}
+func (zero) Dimension() int   { return 8 }
+func (zero) Identity() string { return "test/zero/8" }
+
 func TestBadInput(t *testing.T) {
-	g, ds, r := setup(t, memDB(t))
+	db := memDB(t)
+	g, ds, r := setup(t, db)
+	zds, _, err := DefineRetriever(g, db, "zero", &Config{Embedder: zero{}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	Index(ctx, corpus(), ds)
 	media := &ai.Document{Content: []*ai.Part{ai.NewMediaPart("image/png", "data:image/png;base64,AAAA")}}
 	retrieveErr := func(query *ai.Document, opts any) error {
@@ -190,7 +208,11 @@ func TestBadInput(t *testing.T) {
 		want error
 	}{
 		{"empty document", Index(ctx, []*ai.Document{ai.DocumentFromText(" ", nil)}, ds), ErrEmpty},
-		{"no letters", Index(ctx, []*ai.Document{ai.DocumentFromText("?!", nil)}, ds), ErrEmpty},
+		{"zero vector", Index(ctx, corpus(), zds), ErrEmpty},
+		{"zero query vector", func() error {
+			_, err := zds.Retrieve(ctx, &ai.RetrieverRequest{Query: ai.DocumentFromText("Paul", nil)})
+			return err
+		}(), ErrEmpty},
 		{"invalid UTF-8", Index(ctx, []*ai.Document{ai.DocumentFromText("a\xff", nil)}, ds), ErrInvalid},
 		{"media", Index(ctx, []*ai.Document{media}, ds), ErrInvalid},
 		{"nil document", Index(ctx, []*ai.Document{nil}, ds), ErrInvalid},

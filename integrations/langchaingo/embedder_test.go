@@ -27,11 +27,11 @@ func TestEmbedderToLangchaingo(t *testing.T) {
 	if err != nil || !slices.Equal(q, want[1]) {
 		t.Fatalf("EmbedQuery differs from the hashing embedder (%v)", err)
 	}
-	if e.Dimension() != 64 || e.Identity() != "hashing/v1/64" {
+	if e.Dimension() != 64 || e.Identity() != h.Identity() {
 		t.Fatalf("dimension %d, identity %q", e.Dimension(), e.Identity())
 	}
 	def, _ := NewEmbedder(nil)
-	if def.Identity() != "hashing/v1/384" {
+	if h0, _ := embed.NewHashing(0); def.Identity() != h0.Identity() {
 		t.Fatalf("default identity %q", def.Identity())
 	}
 }

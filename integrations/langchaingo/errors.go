@@ -12,8 +12,8 @@ var (
 	// UTF-8.
 	ErrInvalid = errors.New("mnemo/langchaingo: invalid input")
 	// ErrEmpty reports a document or query with nothing to embed: empty,
-	// white space only, or (with the hashing embedder) no letters or
-	// digits.
+	// white space only, or text the embedder maps to the zero vector
+	// (which has no direction to compare by cosine).
 	ErrEmpty = errors.New("mnemo/langchaingo: empty text")
 	// ErrNoIdentity reports an embedder passed with
 	// vectorstores.WithEmbedder that does not say its dimension and

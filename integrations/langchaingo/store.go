@@ -228,7 +228,7 @@ func (s *Store) AddDocuments(ctx context.Context, docs []schema.Document, option
 	recs := make([]engine.Record, len(kept))
 	for i, d := range kept {
 		if embed.IsZero(vs[i]) {
-			return nil, fmt.Errorf("document %d: %w: nothing to embed (no letters or digits)", i, ErrEmpty)
+			return nil, fmt.Errorf("document %d: %w: nothing to embed (the embedder maps it to the zero vector)", i, ErrEmpty)
 		}
 		recs[i] = engine.Record{Vector: vs[i], Content: d.PageContent, Metadata: d.Metadata}
 	}
@@ -330,7 +330,7 @@ func embedQuery(ctx context.Context, e embed.Embedder, text string) ([]float32, 
 		v = vs[0]
 	}
 	if embed.IsZero(v) {
-		return nil, fmt.Errorf("query: %w: nothing to embed (no letters or digits)", ErrEmpty)
+		return nil, fmt.Errorf("query: %w: nothing to embed (the embedder maps it to the zero vector)", ErrEmpty)
 	}
 	return v, nil
 }

@@ -198,15 +198,33 @@ func TestDeduplicater(t *testing.T) {
 	}
 }
 
+// zero is an embedder that maps every text to the zero vector.
+type zero struct{}
+
+func (zero) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	vs := make([][]float32, len(texts))
+	for i := range vs {
+		vs[i] = make([]float32, 8)
+	}
+	return vs, nil
+}
+func (zero) Dimension() int   { return 8 }
+func (zero) Identity() string { return "test/zero/8" }
+
 func TestBadInput(t *testing.T) {
 	s := newStore(t)
+	zs, err := NewStore(s.DB(), &Options{Collection: "zero", Embedder: zero{}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name string
 		err  error
 		want error
 	}{
 		{"empty document", func() error { _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: " "}}); return err }(), ErrEmpty},
-		{"no letters", func() error { _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "?!"}}); return err }(), ErrEmpty},
+		{"zero vector", func() error { _, err := zs.AddDocuments(ctx, corpus[:1]); return err }(), ErrEmpty},
+		{"zero query vector", func() error { _, err := zs.SimilaritySearch(ctx, "Paul", 1); return err }(), ErrEmpty},
 		{"invalid UTF-8", func() error { _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "a\xff"}}); return err }(), ErrInvalid},
 		{"threshold on add", func() error {
 			_, err := s.AddDocuments(ctx, corpus, vectorstores.WithScoreThreshold(0.5))
