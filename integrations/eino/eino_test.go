@@ -308,3 +308,30 @@ func TestPersistence(t *testing.T) {
 		t.Fatalf("reopened with another embedder: %v, want embed.ErrMismatch", err)
 	}
 }
+
+// TestModes: the retriever searches hybrid by default; the config's Mode
+// or WithMode chooses words alone (only documents holding a query word)
+// or vectors alone.
+func TestModes(t *testing.T) {
+	db := memDB(t)
+	ix, r := setup(t, db)
+	if _, err := ix.Store(ctx, corpus()); err != nil {
+		t.Fatal(err)
+	}
+	for mode, want := range map[engine.Mode]int{"": 4, engine.ModeHybrid: 4, engine.ModeVector: 4, engine.ModeText: 1} {
+		docs, err := r.Retrieve(ctx, "bakery", retriever.WithTopK(4), WithMode(mode))
+		if err != nil || len(docs) != want || docs[0].ID != "anna-work" || docs[0].Score() <= 0 {
+			t.Fatalf("mode %q: %q, %v", mode, ids(docs), err)
+		}
+	}
+	text, err := NewRetriever(ctx, db, &RetrieverConfig{Mode: engine.ModeText})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if docs, err := text.Retrieve(ctx, "bakery", retriever.WithTopK(4)); err != nil || len(docs) != 1 {
+		t.Fatalf("config mode text: %q, %v", ids(docs), err)
+	}
+	if _, err := r.Retrieve(ctx, "bakery", WithMode("fuzzy")); !errors.Is(err, engine.ErrBadQuery) {
+		t.Fatalf("unknown mode: %v", err)
+	}
+}

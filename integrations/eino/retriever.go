@@ -27,6 +27,11 @@ type RetrieverConfig struct {
 	TopK int
 	// ScoreThreshold, when set, is the default minimum score, in [-1, 1].
 	ScoreThreshold *float64
+	// Mode is the default retrieval (WithMode sets it per call):
+	// engine.ModeHybrid (the default when empty: the query's words, by
+	// BM25 over the collection's full-text index, fused with its
+	// embedding), engine.ModeVector or engine.ModeText.
+	Mode engine.Mode
 }
 
 // Retriever finds the Eino documents nearest to a query in a mnemo
@@ -37,6 +42,7 @@ type Retriever struct {
 	emb        embed.Embedder
 	topK       int
 	threshold  *float64
+	mode       engine.Mode
 }
 
 var _ retriever.Retriever = (*Retriever)(nil)
@@ -64,7 +70,7 @@ func NewRetriever(_ context.Context, db *engine.DB, cfg *RetrieverConfig) (*Retr
 	if err != nil {
 		return nil, err
 	}
-	return &Retriever{db: db, collection: c.Collection, emb: e, topK: c.TopK, threshold: c.ScoreThreshold}, nil
+	return &Retriever{db: db, collection: c.Collection, emb: e, topK: c.TopK, threshold: c.ScoreThreshold, mode: c.Mode}, nil
 }
 
 func checkSearch(topK int, threshold *float64) error {
@@ -81,8 +87,16 @@ func checkSearch(topK int, threshold *float64) error {
 type Options struct {
 	// Filter restricts the documents to those whose metadata it admits.
 	Filter *engine.Filter
+	// Mode overrides RetrieverConfig.Mode for the call.
+	Mode engine.Mode
 	// err records a filter that did not parse.
 	err error
+}
+
+// WithMode chooses how a Retrieve retrieves: engine.ModeHybrid,
+// engine.ModeVector or engine.ModeText (see RetrieverConfig.Mode).
+func WithMode(mode engine.Mode) retriever.Option {
+	return retriever.WrapImplSpecificOptFn(func(o *Options) { o.Mode = mode })
 }
 
 // WithFilter restricts a Retrieve to documents whose metadata the filter
@@ -126,7 +140,7 @@ func filterOf(v any) (*engine.Filter, error) {
 // WithEmbedding, and this package's WithFilter. WithDSLInfo is refused.
 func (r *Retriever) Retrieve(ctx context.Context, query string, opts ...retriever.Option) ([]*schema.Document, error) {
 	o := retriever.GetCommonOptions(&retriever.Options{TopK: &r.topK, ScoreThreshold: r.threshold}, opts...)
-	own := retriever.GetImplSpecificOptions(&Options{}, opts...)
+	own := retriever.GetImplSpecificOptions(&Options{Mode: r.mode}, opts...)
 	if own.err != nil {
 		return nil, own.err
 	}
@@ -157,7 +171,7 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts ...retrieve
 	if err != nil || c == nil {
 		return nil, err
 	}
-	hits, err := c.Query(ctx, buildQuery(search{text: query, vector: vs[0], k: *o.TopK, filter: own.Filter, threshold: o.ScoreThreshold}))
+	hits, err := c.Query(ctx, buildQuery(search{text: query, vector: vs[0], k: *o.TopK, filter: own.Filter, threshold: o.ScoreThreshold, mode: own.Mode}))
 	if err != nil {
 		return nil, err
 	}
@@ -176,14 +190,20 @@ type search struct {
 	k         int
 	filter    *engine.Filter
 	threshold *float64 // minimum score, nil for none
+	mode      engine.Mode
 }
 
-// buildQuery is the one place that decides how the retriever retrieves: a
-// nearest-neighbour query on the embedded text, restricted by the filter
-// and cut at the score threshold. Another retrieval mode (full text,
-// hybrid) belongs here, with the option that selects it.
+// buildQuery is the one place that decides how the retriever retrieves: the
+// query's words and its embedding fused (hybrid, the default: the
+// collection's full-text index and its vectors, see engine.Query), or one
+// side alone (mode text or vector), restricted by the filter and cut at
+// the minimum similarity. Every hit carries its cosine similarity,
+// whichever side found it, so the score keeps its meaning in every mode.
 func buildQuery(s search) engine.Query {
-	q := engine.Query{Vector: s.vector, K: s.k, Filter: s.filter}
+	q := engine.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
+	if s.mode == engine.ModeVector {
+		q.Text = ""
+	}
 	if s.threshold != nil {
 		t := float32(*s.threshold)
 		q.MinSimilarity = &t

@@ -206,6 +206,10 @@ type RetrieverOptions struct {
 	// in Chroma's where-syntax: its JSON text, or a map[string]any (or
 	// any Go value that encodes to such a JSON object).
 	Filter any `json:"filter,omitempty"`
+	// Mode is how the retriever retrieves: "hybrid" (the default when
+	// empty: the query's words, by BM25 over the collection's full-text
+	// index, fused with its embedding), "vector" or "text".
+	Mode engine.Mode `json:"mode,omitempty"`
 }
 
 func retrieverOptions(v any) (RetrieverOptions, error) {
@@ -263,7 +267,7 @@ func (ds *DocStore) Retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai
 	if err != nil {
 		return nil, err
 	}
-	hits, err := ds.c.Query(ctx, buildQuery(search{text: q, vector: vs[0], k: o.K, filter: f, minScore: o.MinScore}))
+	hits, err := ds.c.Query(ctx, buildQuery(search{text: q, vector: vs[0], k: o.K, filter: f, minScore: o.MinScore, mode: o.Mode}))
 	if err != nil {
 		return nil, err
 	}
@@ -286,14 +290,20 @@ type search struct {
 	k        int
 	filter   *engine.Filter
 	minScore *float64 // nil for none
+	mode     engine.Mode
 }
 
-// buildQuery is the one place that decides how the retriever retrieves: a
-// nearest-neighbour query on the embedded text, restricted by the filter
-// and cut at the minimum score. Another retrieval mode (full text,
-// hybrid) belongs here, with the RetrieverOptions field that selects it.
+// buildQuery is the one place that decides how the retriever retrieves: the
+// query's words and its embedding fused (hybrid, the default: the
+// collection's full-text index and its vectors, see engine.Query), or one
+// side alone (mode text or vector), restricted by the filter and cut at
+// the minimum similarity. Every hit carries its cosine similarity,
+// whichever side found it, so the score keeps its meaning in every mode.
 func buildQuery(s search) engine.Query {
-	q := engine.Query{Vector: s.vector, K: s.k, Filter: s.filter}
+	q := engine.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
+	if s.mode == engine.ModeVector {
+		q.Text = ""
+	}
 	if s.minScore != nil {
 		t := float32(*s.minScore)
 		q.MinSimilarity = &t

@@ -265,3 +265,22 @@ func TestPersistence(t *testing.T) {
 		t.Fatalf("reopened with another embedder: %v, want embed.ErrMismatch", err)
 	}
 }
+
+// TestModes: the retriever searches hybrid by default; RetrieverOptions'
+// Mode chooses words alone (only documents holding a query word) or
+// vectors alone, also as JSON.
+func TestModes(t *testing.T) {
+	g, ds, r := setup(t, memDB(t))
+	if err := Index(ctx, corpus(), ds); err != nil {
+		t.Fatal(err)
+	}
+	for mode, want := range map[engine.Mode]int{"": 4, engine.ModeHybrid: 4, engine.ModeVector: 4, engine.ModeText: 1} {
+		docs := retrieve(t, g, r, "bakery", &RetrieverOptions{K: 4, Mode: mode})
+		if got := texts(docs); len(got) != want || got[0] != texts(corpus())[1] || score(docs[0]) <= 0 {
+			t.Fatalf("mode %q: %q", mode, got)
+		}
+	}
+	if docs := retrieve(t, g, r, "bakery", map[string]any{"k": 4, "mode": "text"}); len(docs) != 1 {
+		t.Fatalf("mode as JSON: %d documents", len(docs))
+	}
+}

@@ -6,6 +6,8 @@ replace github.com/mnemodb/mnemo => ../..
 
 require github.com/mnemodb/mnemo v0.0.0-00010101000000-000000000000
 
+require github.com/kljensen/snowball v0.10.0 // indirect
+
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.1.0 // indirect

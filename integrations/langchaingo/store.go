@@ -29,6 +29,12 @@ type Options struct {
 	// the offline embedder. A langchaingo embedder goes through
 	// NewForeignEmbedder.
 	Embedder embed.Embedder
+	// Mode is how SimilaritySearch retrieves: engine.ModeHybrid (the
+	// default when empty: the query's words, by BM25 over the
+	// collection's full-text index, fused with its embedding),
+	// engine.ModeVector or engine.ModeText. langchaingo's options have no
+	// place for it, so it is the store's.
+	Mode engine.Mode
 }
 
 // Store is a langchaingo vector store on a mnemo database. It is safe for
@@ -38,6 +44,7 @@ type Store struct {
 	ownDB      bool
 	collection string
 	emb        embed.Embedder
+	mode       engine.Mode
 }
 
 var _ vectorstores.VectorStore = (*Store)(nil)
@@ -63,7 +70,7 @@ func NewStore(db *engine.DB, opts *Options) (*Store, error) {
 		}
 		o.Embedder = h
 	}
-	return &Store{db: db, collection: o.Collection, emb: o.Embedder}, nil
+	return &Store{db: db, collection: o.Collection, emb: o.Embedder, mode: o.Mode}, nil
 }
 
 // OpenStore opens (or creates) a database in dir and returns a store in it;
@@ -264,7 +271,7 @@ func (s *Store) SimilaritySearch(ctx context.Context, query string, numDocuments
 	if err != nil || col == nil {
 		return nil, err
 	}
-	hits, err := col.Query(ctx, buildQuery(search{text: query, vector: v, k: numDocuments, filter: c.filter, threshold: c.threshold}))
+	hits, err := col.Query(ctx, buildQuery(search{text: query, vector: v, k: numDocuments, filter: c.filter, threshold: c.threshold, mode: s.mode}))
 	if err != nil {
 		return nil, err
 	}
@@ -282,14 +289,22 @@ type search struct {
 	k         int
 	filter    *engine.Filter
 	threshold *float32 // minimum score, nil for none
+	mode      engine.Mode
 }
 
-// buildQuery is the one place that decides how the store retrieves: a
-// nearest-neighbour query on the embedded text, restricted by the filter
-// and cut at the score threshold. Another retrieval mode (full text,
-// hybrid) belongs here, with the option that selects it.
+// buildQuery is the one place that decides how the store retrieves: the
+// query's words and its embedding fused (hybrid, the default: the
+// collection's full-text index and its vectors, see engine.Query), or one
+// side alone (mode text or vector), restricted by the filter and cut at
+// the minimum similarity. Every hit carries its cosine similarity,
+// whichever side found it, so the score keeps its meaning in every mode.
 func buildQuery(s search) engine.Query {
-	return engine.Query{Vector: s.vector, K: s.k, Filter: s.filter, MinSimilarity: s.threshold}
+	q := engine.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
+	if s.mode == engine.ModeVector {
+		q.Text = ""
+	}
+	q.MinSimilarity = s.threshold
+	return q
 }
 
 // Delete removes the documents with the given IDs from the namespace's

@@ -321,3 +321,29 @@ func TestPersistence(t *testing.T) {
 		t.Fatalf("other embedder: %v, want embed.ErrMismatch", err)
 	}
 }
+
+// TestModes: the store searches hybrid by default; Options.Mode chooses
+// words alone (only documents holding a query word) or vectors alone.
+func TestModes(t *testing.T) {
+	for _, tc := range []struct {
+		mode engine.Mode
+		want int // documents found for "bakery" with k 4
+	}{{"", 4}, {engine.ModeHybrid, 4}, {engine.ModeVector, 4}, {engine.ModeText, 1}} {
+		s, err := OpenStore("", &Options{Mode: tc.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		add(t, s, corpus)
+		docs, err := s.SimilaritySearch(ctx, "bakery", 4)
+		if err != nil || len(docs) != tc.want || docs[0].PageContent != corpus[1].PageContent || docs[0].Score <= 0 {
+			t.Fatalf("mode %q: %q, %v", tc.mode, contents(docs), err)
+		}
+		s.Close()
+	}
+	s, _ := OpenStore("", &Options{Mode: "fuzzy"})
+	defer s.Close()
+	add(t, s, corpus)
+	if _, err := s.SimilaritySearch(ctx, "bakery", 4); !errors.Is(err, engine.ErrBadQuery) {
+		t.Fatalf("unknown mode: %v", err)
+	}
+}
