@@ -323,13 +323,10 @@ func (c *Collection) run(q Query, mode Mode) ([]Hit, []Record, []bool, Plan, err
 		}
 		if q.Neighbors != nil {
 			hits = c.spread(q, hits)
-			sortHits(hits)
-			hits = hits[:min(len(hits), q.K)]
 		}
-		if q.Vector != nil {
-			if err := c.fillDistances(q.Vector, hits); err != nil {
-				return nil, nil, nil, "", err
-			}
+		var err error
+		if hits, err = c.finish(q, hits); err != nil {
+			return nil, nil, nil, "", err
 		}
 	case ModeHybrid:
 		var err error
@@ -434,9 +431,6 @@ func (c *Collection) hybrid(q Query) ([]Hit, Plan, error) {
 		}
 		hits[j].TextRank, hits[j].TextScore = i+1, r.score
 	}
-	if err := c.fillDistances(q.Vector, hits); err != nil {
-		return nil, "", err
-	}
 	switch f.Method {
 	case FusionWeighted, "":
 		vlo, vhi := minMax(hits, func(h *Hit) (float64, bool) { return float64(h.Similarity), h.VectorRank > 0 })
@@ -466,25 +460,43 @@ func (c *Collection) hybrid(q Query) ([]Hit, Plan, error) {
 		}
 	}
 	if q.Neighbors != nil {
-		n := len(hits)
 		hits = c.spread(q, hits)
-		if len(hits) > n {
-			if err := c.fillDistances(q.Vector, hits[n:]); err != nil {
-				return nil, "", err
-			}
-		}
 	}
-	if q.MinSimilarity != nil {
-		hits = slices.DeleteFunc(hits, func(h Hit) bool { return h.Similarity < *q.MinSimilarity })
-	}
-	sortHits(hits)
-	if len(hits) > q.K {
-		hits = hits[:q.K]
-	}
-	return hits, plan, nil
+	hits, err = c.finish(q, hits)
+	return hits, plan, err
 }
 
-// sortHits orders hits by score, then distance, then ID.
+// finish ranks scored hits and returns the best K. The distances of
+// the hits that lack them (found by the text side or as neighbours) are
+// filled on the way, for the best hits only, a window at a time, and
+// hits under MinSimilarity are dropped. The caller holds c.mu.
+func (c *Collection) finish(q Query, hits []Hit) ([]Hit, error) {
+	sortHits(hits)
+	if q.Vector == nil {
+		return hits[:min(len(hits), q.K)], nil
+	}
+	out := hits[:0] // written behind the reading position
+	for lo := 0; lo < len(hits) && len(out) < q.K; {
+		hi := min(len(hits), lo+2*(q.K-len(out)))
+		if err := c.fillDistances(q.Vector, hits[lo:hi]); err != nil {
+			return nil, err
+		}
+		for _, h := range hits[lo:hi] {
+			if q.MinSimilarity != nil && h.Similarity < *q.MinSimilarity {
+				continue
+			}
+			if len(out) < q.K {
+				out = append(out, h)
+			}
+		}
+		lo = hi
+	}
+	return out, nil
+}
+
+// sortHits orders hits by score; equal scores keep their order (the
+// side's own ranking, the vector side's first), which the callers build
+// deterministically.
 func sortHits(hits []Hit) {
 	slices.SortStableFunc(hits, func(a, b Hit) int {
 		switch {
@@ -492,12 +504,8 @@ func sortHits(hits []Hit) {
 			return -1
 		case a.Score < b.Score:
 			return 1
-		case a.Distance < b.Distance:
-			return -1
-		case a.Distance > b.Distance:
-			return 1
 		}
-		return strings.Compare(a.Record.ID, b.Record.ID)
+		return 0
 	})
 }
 
