@@ -136,8 +136,12 @@ type Fusion struct {
 }
 
 // DefaultFusionDepth is the number of candidates each side of a hybrid
-// query retrieves unless Fusion.Depth says otherwise.
-const DefaultFusionDepth = 100
+// query retrieves unless Fusion.Depth says otherwise (at least K).
+// Measured with the offline embedder, evidence recall@10 on LoCoMo
+// (without / with neighbours) and nDCG@10 on Cranfield, by depth: 20:
+// 0.612 / 0.748, 0.308; 30: 0.612 / 0.754, 0.309; 50: 0.610 / 0.747,
+// 0.309; 100: 0.605 / 0.740, 0.308. Deeper costs more and finds no more.
+const DefaultFusionDepth = 30
 
 // Hit is one query result.
 type Hit struct {
