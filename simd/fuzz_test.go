@@ -40,6 +40,15 @@ func FuzzKernels(f *testing.F) {
 		wantL2 := refL2(a, b)
 		checkSame(t, "l2", lg, la, wantL2, wantL2)
 
+		// The row kernels, over the same pair given as one row and twice.
+		rd, rl := make([]float32, 2), make([]float32, 2)
+		DotRows(rd, a, [][]float32{b, b})
+		L2SquaredRows(rl, a, [][]float32{b, b})
+		for i := range 2 {
+			checkSame(t, "dot rows", dg, rd[i], want, mag)
+			checkSame(t, "l2 rows", lg, rl[i], wantL2, wantL2)
+		}
+
 		// The remaining kernels must not panic on any input.
 		_ = CosineDistance(a, b)
 		_ = Norm(a)

@@ -1,0 +1,188 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// tailMask holds eight all-ones words then eight zero words: the eight
+// words from offset 8-r (in words) select the first r lanes of a YMM load.
+DATA tailMask<>+0(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+8(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+16(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+24(SB)/8, $0xffffffffffffffff
+DATA tailMask<>+32(SB)/8, $0
+DATA tailMask<>+40(SB)/8, $0
+DATA tailMask<>+48(SB)/8, $0
+DATA tailMask<>+56(SB)/8, $0
+GLOBL tailMask<>(SB), RODATA|NOPTR, $64
+
+// Register use shared by both kernels:
+//   DI dst, SI q, DX d, R8 the current row's slice header, R9 rows left,
+//   R10 d rounded down to 32, R11 d rounded down to 8, BX the row's data,
+//   CX the index into the row, Y0-Y3 accumulators, Y15 the tail mask.
+// A row of d < 8 (or the last d%8 words of any row) is read with
+// VMASKMOVPS, which never touches the masked-out words, so no load goes
+// past the end of a row.
+#define SETUP \
+	MOVQ dst+0(FP), DI \
+	MOVQ q+8(FP), SI \
+	MOVQ d+16(FP), DX \
+	MOVQ rows+24(FP), R8 \
+	MOVQ n+32(FP), R9 \
+	MOVQ DX, AX \
+	ANDQ $7, AX \
+	MOVQ $8, CX \
+	SUBQ AX, CX \
+	LEAQ tailMask<>(SB), BX \
+	VMOVDQU (BX)(CX*4), Y15 \
+	MOVQ DX, R10 \
+	ANDQ $-32, R10 \
+	MOVQ DX, R11 \
+	ANDQ $-8, R11
+
+// REDUCE adds Y0..Y3 horizontally and stores the sum at (DI).
+#define REDUCE \
+	VADDPS Y1, Y0, Y0 \
+	VADDPS Y3, Y2, Y2 \
+	VADDPS Y2, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VPERMILPD $1, X0, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS X1, X0, X0 \
+	VMOVSS X0, (DI)
+
+// func dotRowsAVX2(dst, q *float32, d int, rows *[]float32, n int)
+TEXT ·dotRowsAVX2(SB), NOSPLIT, $0-40
+	SETUP
+
+dotRow:
+	TESTQ R9, R9
+	JE    dotDone
+	MOVQ  (R8), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ  CX, CX
+	CMPQ  CX, R10
+	JAE   dot8
+
+dot32:
+	VMOVUPS     (SI)(CX*4), Y4
+	VMOVUPS     32(SI)(CX*4), Y5
+	VMOVUPS     64(SI)(CX*4), Y6
+	VMOVUPS     96(SI)(CX*4), Y7
+	VFMADD231PS (BX)(CX*4), Y4, Y0
+	VFMADD231PS 32(BX)(CX*4), Y5, Y1
+	VFMADD231PS 64(BX)(CX*4), Y6, Y2
+	VFMADD231PS 96(BX)(CX*4), Y7, Y3
+	ADDQ        $32, CX
+	CMPQ        CX, R10
+	JB          dot32
+
+dot8:
+	CMPQ        CX, R11
+	JAE         dotTail
+	VMOVUPS     (SI)(CX*4), Y4
+	VFMADD231PS (BX)(CX*4), Y4, Y1
+	ADDQ        $8, CX
+	CMPQ        CX, R11
+	JAE         dotTail
+	VMOVUPS     (SI)(CX*4), Y4
+	VFMADD231PS (BX)(CX*4), Y4, Y2
+	ADDQ        $8, CX
+	CMPQ        CX, R11
+	JAE         dotTail
+	VMOVUPS     (SI)(CX*4), Y4
+	VFMADD231PS (BX)(CX*4), Y4, Y3
+	ADDQ        $8, CX
+
+dotTail:
+	CMPQ        CX, DX
+	JAE         dotSum
+	VMASKMOVPS  (SI)(CX*4), Y15, Y4
+	VMASKMOVPS  (BX)(CX*4), Y15, Y5
+	VFMADD231PS Y5, Y4, Y0
+
+dotSum:
+	REDUCE
+	ADDQ $4, DI
+	ADDQ $24, R8
+	DECQ R9
+	JMP  dotRow
+
+dotDone:
+	VZEROUPPER
+	RET
+
+// func l2SquaredRowsAVX2(dst, q *float32, d int, rows *[]float32, n int)
+TEXT ·l2SquaredRowsAVX2(SB), NOSPLIT, $0-40
+	SETUP
+
+l2Row:
+	TESTQ R9, R9
+	JE    l2Done
+	MOVQ  (R8), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ  CX, CX
+	CMPQ  CX, R10
+	JAE   l28
+
+l232:
+	VMOVUPS     (SI)(CX*4), Y4
+	VMOVUPS     32(SI)(CX*4), Y5
+	VMOVUPS     64(SI)(CX*4), Y6
+	VMOVUPS     96(SI)(CX*4), Y7
+	VSUBPS      (BX)(CX*4), Y4, Y4
+	VSUBPS      32(BX)(CX*4), Y5, Y5
+	VSUBPS      64(BX)(CX*4), Y6, Y6
+	VSUBPS      96(BX)(CX*4), Y7, Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $32, CX
+	CMPQ        CX, R10
+	JB          l232
+
+l28:
+	CMPQ        CX, R11
+	JAE         l2Tail
+	VMOVUPS     (SI)(CX*4), Y4
+	VSUBPS      (BX)(CX*4), Y4, Y4
+	VFMADD231PS Y4, Y4, Y1
+	ADDQ        $8, CX
+	CMPQ        CX, R11
+	JAE         l2Tail
+	VMOVUPS     (SI)(CX*4), Y4
+	VSUBPS      (BX)(CX*4), Y4, Y4
+	VFMADD231PS Y4, Y4, Y2
+	ADDQ        $8, CX
+	CMPQ        CX, R11
+	JAE         l2Tail
+	VMOVUPS     (SI)(CX*4), Y4
+	VSUBPS      (BX)(CX*4), Y4, Y4
+	VFMADD231PS Y4, Y4, Y3
+	ADDQ        $8, CX
+
+l2Tail:
+	CMPQ        CX, DX
+	JAE         l2Sum
+	VMASKMOVPS  (SI)(CX*4), Y15, Y4
+	VMASKMOVPS  (BX)(CX*4), Y15, Y5
+	VSUBPS      Y5, Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+
+l2Sum:
+	REDUCE
+	ADDQ $4, DI
+	ADDQ $24, R8
+	DECQ R9
+	JMP  l2Row
+
+l2Done:
+	VZEROUPPER
+	RET

@@ -1,0 +1,15 @@
+//go:build !amd64 || purego
+
+package simd
+
+func dotRowsAccel(dst, q []float32, rows [][]float32) {
+	for i, r := range rows {
+		dst[i] = dotGeneric(q, r)
+	}
+}
+
+func l2SquaredRowsAccel(dst, q []float32, rows [][]float32) {
+	for i, r := range rows {
+		dst[i] = l2SquaredGeneric(q, r)
+	}
+}
