@@ -166,7 +166,7 @@ func (h *HNSW) reanchor(s *searcher) {
 		q := h.vec(id)
 		cur, curD := root, h.distID(id, root)
 		for l := top; l > 0; l-- {
-			cur, curD = h.greedy(q, cur, curD, l)
+			cur, curD = h.greedy(s, q, cur, curD, l)
 		}
 		w := walk{exclude: id, skipDeleted: true}
 		h.searchLayer(s, q, cur, curD, h.efC, 0, &w, noNode)

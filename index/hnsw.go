@@ -277,6 +277,12 @@ func (h *HNSW) prefetch(id uint32) {
 	simd.Prefetch(floats(ch.data[lo : lo+h.stride()]))
 }
 
+// prefetchLinks starts loading the neighbour list of node id on layer.
+func (h *HNSW) prefetchLinks(id uint32, layer int) {
+	list := h.links(id, layer)
+	simd.Prefetch(floats(list[:min(len(list), 16)]))
+}
+
 func (h *HNSW) anchor(id uint32) *uint32 {
 	ch, off := h.loc(id)
 	return &ch.anchor[off]

@@ -173,15 +173,33 @@ func prepare(dst, vec []float32, metric Metric) []float32 {
 	return dst
 }
 
-// distance returns the distance between a prepared query and a stored vector.
+// distance returns the distance between a prepared query and a stored
+// vector. It goes through the row kernels, as every search does, so that a
+// distance is the same to the last bit whichever plan computed it (the
+// graph walk, the exact scan over keys, or the flat index).
 func distance(metric Metric, q, v []float32) float32 {
+	var d [1]float32
+	rows := [1][]float32{v}
+	scoreRows(d[:], metric, q, rows[:])
+	return d[0]
+}
+
+// scoreRows sets dst[i] to the distance under metric from the prepared
+// query q to rows[i], in one row-kernel call.
+func scoreRows(dst []float32, metric Metric, q []float32, rows [][]float32) {
 	switch metric {
 	case L2:
-		return simd.L2Squared(q, v)
+		simd.L2SquaredRows(dst, q, rows)
 	case Dot:
-		return -simd.Dot(q, v)
+		simd.DotRows(dst, q, rows)
+		for i := range rows {
+			dst[i] = -dst[i]
+		}
 	default:
-		return 1 - simd.Dot(q, v)
+		simd.DotRows(dst, q, rows)
+		for i := range rows {
+			dst[i] = 1 - dst[i]
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+
+	"github.com/mnemodb/mnemo/simd"
 )
 
 // searcher is the per-search scratch of an HNSW: the visited set as an
@@ -18,12 +20,14 @@ type searcher struct {
 	cand    minHeap // candidates to expand, nearest on top
 	res     minHeap // results, negated distances: farthest on top
 	q       []float32
-	sorted  []item   // results in ascending order
-	sel     []item   // neighbour selection output
-	nbrs    []item   // the neighbours chosen for a node being linked
-	prune   []item   // neighbour selection input when pruning a full list
-	drop    []item   // old neighbours a pruning leaves out
-	batch   []uint32 // unvisited neighbours of the node being expanded
+	sorted  []item      // results in ascending order
+	sel     []item      // neighbour selection output
+	nbrs    []item      // the neighbours chosen for a node being linked
+	prune   []item      // neighbour selection input when pruning a full list
+	drop    []item      // old neighbours a pruning leaves out
+	batch   []uint32    // unvisited neighbours of the node being expanded
+	rows    [][]float32 // their vectors, scored in one kernel call
+	dists   []float32   // their distances to the query
 }
 
 func (h *HNSW) getSearcher() *searcher {
@@ -89,20 +93,61 @@ func (h *HNSW) admits(w *walk, id uint32) bool {
 	return w.filter == nil || w.filter(h.key(id))
 }
 
-// greedy walks layer from cur to a local minimum of the distance to q.
-func (h *HNSW) greedy(q []float32, cur uint32, curD float32, layer int) (uint32, float32) {
+// greedy walks layer from cur to a local minimum of the distance to q,
+// scoring each node's neighbours in one kernel call.
+func (h *HNSW) greedy(s *searcher, q []float32, cur uint32, curD float32, layer int) (uint32, float32) {
 	for changed := true; changed; {
 		changed = false
 		list := h.links(cur, layer)
 		n := atomic.LoadUint32(&list[0])
+		batch, rows := s.batch[:0], s.rows[:0]
 		for j := uint32(1); j <= n; j++ {
 			nb := atomic.LoadUint32(&list[j])
-			if d := distance(h.metric, q, h.vec(nb)); d < curD {
-				cur, curD, changed = nb, d, true
+			batch, rows = append(batch, nb), append(rows, h.vec(nb))
+		}
+		s.batch, s.rows = batch, rows
+		for i, d := range h.score(s, q, rows) {
+			if d < curD {
+				cur, curD, changed = batch[i], d, true
 			}
 		}
 	}
 	return cur, curD
+}
+
+// score returns the distances from the prepared query q to rows, in
+// s.dists, computed by one row-kernel call.
+func (h *HNSW) score(s *searcher, q []float32, rows [][]float32) []float32 {
+	if cap(s.dists) < len(rows) {
+		s.dists = make([]float32, max(len(rows), h.m0+1))
+	}
+	dists := s.dists[:len(rows)]
+	if scoreEachRow {
+		for i, r := range rows {
+			dists[i] = pairDistance(h.metric, q, r)
+		}
+		return dists
+	}
+	scoreRows(dists, h.metric, q, rows)
+	return dists
+}
+
+// scoreEachRow makes searches score one row per single-pair kernel call
+// (vek's on the accelerated path), the loop the row kernels replaced. Only
+// BenchmarkSearchKernels sets it, to measure what the row kernels gain in
+// the graph walk; distances then differ from the row kernels' in the last
+// bits.
+var scoreEachRow = false
+
+// pairDistance is distance through the single-pair kernels.
+func pairDistance(metric Metric, q, v []float32) float32 {
+	switch metric {
+	case L2:
+		return simd.L2Squared(q, v)
+	case Dot:
+		return -simd.Dot(q, v)
+	}
+	return 1 - simd.Dot(q, v)
 }
 
 // searchLayer is the beam search of the paper (Algorithm 2) with hnswlib's
@@ -123,35 +168,34 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 		lower = -s.res.top().dist
 	}
 	filtering := w.filtering()
+	// With no filter, nothing excluded and no tombstone in the index every
+	// node is admitted, and the flags word (a cache line of its own, away
+	// from the vector just scored) need not be read.
+	all := w.filter == nil && w.exclude == noNode && h.deleted.Load() == 0
 	for s.cand.Len() > 0 {
 		c := s.cand.top()
 		if c.dist > lower && (len(s.res) == ef || !filtering) {
 			break
 		}
 		s.cand.pop()
-		// Collect the unvisited neighbours first, then score them while
-		// prefetching the next one's vector: on a graph larger than the
-		// cache the search is bound by memory latency, not arithmetic.
+		// Gather the unvisited neighbours and start loading their vectors,
+		// then score them all in one kernel call: on a graph larger than
+		// the cache the loads overlap, and on a small one no neighbour pays
+		// a call's fixed cost.
 		list := h.links(c.id, layer)
 		n := atomic.LoadUint32(&list[0])
-		batch := s.batch[:0]
+		batch, rows := s.batch[:0], s.rows[:0]
 		for j := uint32(1); j <= n; j++ {
 			if nb := atomic.LoadUint32(&list[j]); s.visit(nb) {
-				batch = append(batch, nb)
+				batch, rows = append(batch, nb), append(rows, h.vec(nb))
 			}
 		}
-		s.batch = batch
-		for i := 0; i < min(prefetchAhead, len(batch)); i++ {
-			h.prefetch(batch[i])
-		}
-		for i, nb := range batch {
-			if i+prefetchAhead < len(batch) {
-				h.prefetch(batch[i+prefetchAhead])
-			}
-			d := distance(h.metric, q, h.vec(nb))
+		s.batch, s.rows = batch, rows
+		for i, d := range h.score(s, q, rows) {
 			if len(s.res) < ef || d < lower {
+				nb := batch[i]
 				s.cand.push(item{d, nb})
-				if h.admits(w, nb) {
+				if all || h.admits(w, nb) {
 					s.res.push(item{-d, nb})
 					if len(s.res) > ef {
 						s.res.pop()
@@ -161,6 +205,11 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 					lower = -s.res.top().dist
 				}
 			}
+		}
+		// The next node to expand is the nearest candidate: start loading
+		// its neighbour list (hnswlib does the same).
+		if s.cand.Len() > 0 {
+			h.prefetchLinks(s.cand.top().id, layer)
 		}
 	}
 }
@@ -223,7 +272,7 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	cur, top := unpackEP(ep)
 	curD := distance(h.metric, s.q, h.vec(cur))
 	for l := top; l > 0; l-- {
-		cur, curD = h.greedy(s.q, cur, curD, l)
+		cur, curD = h.greedy(s, s.q, cur, curD, l)
 	}
 	ef := o.Ef
 	if ef == 0 {

@@ -18,6 +18,9 @@ GLOBL tailMask<>(SB), RODATA|NOPTR, $64
 //   DI dst, SI q, DX d, R8 the current row's slice header, R9 rows left,
 //   R10 d rounded down to 32, R11 d rounded down to 8, BX the row's data,
 //   CX the index into the row, Y0-Y3 accumulators, Y15 the tail mask.
+// Each row starts loading the first four cache lines of the row four ahead
+// (a prefetch never faults, so lines past a short row's end are harmless),
+// so that on a graph larger than the cache the loads overlap the arithmetic.
 // A row of d < 8 (or the last d%8 words of any row) is read with
 // VMASKMOVPS, which never touches the masked-out words, so no load goes
 // past the end of a row.
@@ -59,6 +62,15 @@ dotRow:
 	TESTQ R9, R9
 	JE    dotDone
 	MOVQ  (R8), BX
+	CMPQ  R9, $4
+	JLE   dotZero
+	MOVQ  96(R8), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+
+dotZero:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -123,6 +135,15 @@ l2Row:
 	TESTQ R9, R9
 	JE    l2Done
 	MOVQ  (R8), BX
+	CMPQ  R9, $4
+	JLE   l2Zero
+	MOVQ  96(R8), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+
+l2Zero:
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
