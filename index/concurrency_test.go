@@ -103,7 +103,7 @@ func TestSearchAllocs(t *testing.T) {
 		f.Add(uint64(i), v)
 	}
 	for name, idx := range map[string]Index{"hnsw": h, "flat": f} {
-		for _, opts := range []*SearchOptions{nil, {Ef: 100}, {Filter: func(k uint64) bool { return k%3 == 0 }}} {
+		for _, opts := range []*SearchOptions{nil, {Ef: 100}, {Filter: func(k uint64) bool { return k%3 == 0 }}, {Exact: true}} {
 			t.Run(fmt.Sprintf("%s/%v", name, opts != nil), func(t *testing.T) {
 				dst := make([]Result, 0, 10)
 				q := vecs[7]

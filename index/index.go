@@ -82,6 +82,11 @@ type SearchOptions struct {
 	// a few keys: the cost is len(Keys) distance computations and recall
 	// is exact.
 	Keys []uint64
+	// Exact, when set, scores every live key instead of walking the graph
+	// (Filter still applies): exact recall at n distance computations,
+	// which for a small index is also the faster plan. Keys, when given,
+	// takes precedence. Exact indexes ignore it: they always scan.
+	Exact bool
 }
 
 // Index is a nearest-neighbour index over float32 vectors under uint64

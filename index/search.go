@@ -265,6 +265,9 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	if o.Keys != nil {
 		return h.scanKeys(s, dst, k, o.Keys, o.Filter), nil
 	}
+	if o.Exact {
+		return h.scanAll(s, dst, k, o.Filter), nil
+	}
 	ep := h.ep.Load()
 	if ep == emptyEP {
 		return dst, nil
@@ -321,6 +324,37 @@ func (h *HNSW) scanKeys(s *searcher, dst []Result, k int, keys []uint64, filter 
 		} else if d < -s.res.top().dist {
 			s.res.pop()
 			s.res.push(item{-d, it.id})
+		}
+	}
+	for _, it := range s.sortedResults() {
+		dst = append(dst, Result{Key: h.key(it.id), Distance: it.dist})
+	}
+	sortResults(dst)
+	return dst
+}
+
+// scanAll is the exact plan over the whole index: the distance from s.q to
+// every live node, a chunk's worth of rows per row-kernel call.
+func (h *HNSW) scanAll(s *searcher, dst []Result, k int, filter func(uint64) bool) []Result {
+	s.res = s.res[:0]
+	n := h.nodes.Load()
+	for lo := uint32(0); lo < n; lo += 1 << h.chunkShift {
+		hi := min(n, lo+1<<h.chunkShift)
+		ids, rows := s.batch[:0], s.rows[:0]
+		for id := lo; id < hi; id++ {
+			if h.flags(id) != 0 || filter != nil && !filter(h.key(id)) {
+				continue
+			}
+			ids, rows = append(ids, id), append(rows, h.vec(id))
+		}
+		s.batch, s.rows = ids, rows
+		for i, d := range h.score(s, s.q, rows) {
+			if len(s.res) < k {
+				s.res.push(item{-d, ids[i]})
+			} else if d < -s.res.top().dist {
+				s.res.pop()
+				s.res.push(item{-d, ids[i]})
+			}
 		}
 	}
 	for _, it := range s.sortedResults() {
