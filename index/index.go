@@ -152,6 +152,15 @@ func CheckVector(vec []float32, dim int, metric Metric) error {
 	if len(vec) != dim {
 		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(vec), dim)
 	}
+	// A finite sum of squares means every component is finite (a NaN or
+	// an infinity makes it NaN or +Inf): one kernel call instead of a
+	// scalar test per component. Only a vector that fails it is walked.
+	if ss := simd.Dot(vec, vec); ss <= math.MaxFloat32 {
+		if metric == Cosine && ss == 0 {
+			return fmt.Errorf("%w: norm is 0", ErrZeroVector)
+		}
+		return nil
+	}
 	for i, x := range vec {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
