@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +67,7 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	queries := fs.Int("queries", 0, "use at most `N` queries (0: all)")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
 	svgOut := fs.String("svg", "", "write a recall vs queries/s chart to `FILE`")
+	hnswlibIn := fs.String("hnswlib", "", "add hnswlib's points to the chart from `FILE`, the results.jsonl the hnswlib side-by-side script leaves in its work directory")
 	showProgress := fs.Bool("progress", false, "show each build's progress, vectors/s and the time left on standard error (default: when it is a terminal)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -107,6 +109,18 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	default:
 		return fs.fail("give --base and --query, or --synthetic")
 	}
+	var extra []bench.Row
+	if *hnswlibIn != "" {
+		f, err := os.Open(*hnswlibIn)
+		if err != nil {
+			return fmt.Errorf("--hnswlib: %w", err)
+		}
+		extra, err = bench.ReadHnswlibResults(f, *k)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--hnswlib: %w", err)
+		}
+	}
 	rows, err := bench.Run(ds, cfg, stderr)
 	if err != nil {
 		return err
@@ -125,7 +139,8 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	}
 	if *svgOut != "" {
 		title := fmt.Sprintf("%s (%d x %d, %s): recall@%d vs queries/s", ds.Name, len(ds.Base), ds.Dim(), metric, *k)
-		if err := writeFile(*svgOut, func(w io.Writer) error { return bench.WriteSVG(w, rows, title) }); err != nil {
+		chart := append(slices.Clip(rows), extra...)
+		if err := writeFile(*svgOut, func(w io.Writer) error { return bench.WriteSVG(w, chart, title) }); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}
