@@ -30,3 +30,15 @@ func l2SquaredRowsAccel(dst, q []float32, rows [][]float32) {
 	}
 	l2SquaredRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(q), len(q), unsafe.SliceData(rows), len(rows))
 }
+
+//go:noescape
+func dotCodesRowsAVX2(dst, q *float32, d int, rows *[]uint8, n int)
+
+// dotCodesRowsAccel requires len(q) > 0 and a multiple of 8, len(dst) >=
+// len(rows) and every row of length len(q).
+func dotCodesRowsAccel(dst, q []float32, rows [][]uint8) {
+	if len(rows) == 0 {
+		return
+	}
+	dotCodesRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(q), len(q), unsafe.SliceData(rows), len(rows))
+}

@@ -207,3 +207,73 @@ l2Sum:
 l2Done:
 	VZEROUPPER
 	RET
+
+// func dotCodesRowsAVX2(dst, q *float32, d int, rows *[]uint8, n int)
+//
+// d is a multiple of 8. Each step widens eight codes to int32 (VPMOVZXBD),
+// converts them to float32 and multiplies-adds them with eight query
+// values; four accumulators over 32 codes, then steps of 8.
+TEXT ·dotCodesRowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ d+16(FP), DX
+	MOVQ rows+24(FP), R8
+	MOVQ n+32(FP), R9
+	MOVQ DX, R10
+	ANDQ $-32, R10
+
+codeRow:
+	TESTQ R9, R9
+	JE    codeDone
+	MOVQ  (R8), BX
+	CMPQ  R9, $4
+	JLE   codeZero
+	MOVQ  96(R8), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+
+codeZero:
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ  CX, CX
+	CMPQ  CX, R10
+	JAE   code8
+
+code32:
+	VPMOVZXBD   (BX)(CX*1), Y4
+	VPMOVZXBD   8(BX)(CX*1), Y5
+	VPMOVZXBD   16(BX)(CX*1), Y6
+	VPMOVZXBD   24(BX)(CX*1), Y7
+	VCVTDQ2PS   Y4, Y4
+	VCVTDQ2PS   Y5, Y5
+	VCVTDQ2PS   Y6, Y6
+	VCVTDQ2PS   Y7, Y7
+	VFMADD231PS (SI)(CX*4), Y4, Y0
+	VFMADD231PS 32(SI)(CX*4), Y5, Y1
+	VFMADD231PS 64(SI)(CX*4), Y6, Y2
+	VFMADD231PS 96(SI)(CX*4), Y7, Y3
+	ADDQ        $32, CX
+	CMPQ        CX, R10
+	JB          code32
+
+code8:
+	CMPQ        CX, DX
+	JAE         codeSum
+	VPMOVZXBD   (BX)(CX*1), Y4
+	VCVTDQ2PS   Y4, Y4
+	VFMADD231PS (SI)(CX*4), Y4, Y1
+	ADDQ        $8, CX
+	JMP         code8
+
+codeSum:
+	REDUCE
+	ADDQ $4, DI
+	ADDQ $24, R8
+	DECQ R9
+	JMP  codeRow
+
+codeDone:
+	VZEROUPPER
+	RET

@@ -13,3 +13,9 @@ func l2SquaredRowsAccel(dst, q []float32, rows [][]float32) {
 		dst[i] = l2SquaredGeneric(q, r)
 	}
 }
+
+func dotCodesRowsAccel(dst, q []float32, rows [][]uint8) {
+	for i, r := range rows {
+		dst[i] = dotCodesGeneric(q, r)
+	}
+}

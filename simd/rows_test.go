@@ -113,3 +113,49 @@ func TestRowsZeroAllocs(t *testing.T) {
 		t.Errorf("L2SquaredRows allocates %v times per call", n)
 	}
 }
+
+// TestDotCodesRows cross-checks the code kernel against a float64
+// reference at every padded length up to 320 and the common embedding
+// sizes, codes over the whole byte range.
+func TestDotCodesRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, d := range append([]int{0, 8, 16, 24, 32, 40, 128, 136, 320}, 384, 768, 784, 1536) {
+		q := randVec(r, d, d%3, 2)
+		rows := make([][]uint8, 5)
+		for i := range rows {
+			rows[i] = make([]uint8, d+i%2)[i%2:]
+			for j := range rows[i] {
+				rows[i][j] = uint8(r.IntN(256))
+			}
+		}
+		dst := make([]float32, len(rows))
+		DotCodesRows(dst, q, rows)
+		for i, row := range rows {
+			var want, mag float64
+			for j := range q {
+				p := float64(q[j]) * float64(row[j])
+				want += p
+				mag += math.Abs(p)
+			}
+			if !close(dst[i], want, mag) {
+				t.Fatalf("d=%d row %d: got %g, want %g", d, i, dst[i], want)
+			}
+			if g := dotCodesGeneric(q, row); !close(g, want, mag) {
+				t.Fatalf("d=%d row %d: generic %g, want %g", d, i, g, want)
+			}
+		}
+	}
+	for name, f := range map[string]func(){
+		"unpadded": func() { DotCodesRows(make([]float32, 1), make([]float32, 7), [][]uint8{make([]uint8, 7)}) },
+		"short row": func() { DotCodesRows(make([]float32, 1), make([]float32, 8), [][]uint8{make([]uint8, 7)}) },
+	} {
+		func() {
+			defer func() {
+				if msg, _ := recover().(string); !strings.Contains(msg, "simd: DotCodesRows: length mismatch") {
+					t.Errorf("%s: panic %q", name, msg)
+				}
+			}()
+			f()
+		}()
+	}
+}
