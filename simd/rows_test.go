@@ -146,7 +146,7 @@ func TestDotCodesRows(t *testing.T) {
 		}
 	}
 	for name, f := range map[string]func(){
-		"unpadded": func() { DotCodesRows(make([]float32, 1), make([]float32, 7), [][]uint8{make([]uint8, 7)}) },
+		"unpadded":  func() { DotCodesRows(make([]float32, 1), make([]float32, 7), [][]uint8{make([]uint8, 7)}) },
 		"short row": func() { DotCodesRows(make([]float32, 1), make([]float32, 8), [][]uint8{make([]uint8, 7)}) },
 	} {
 		func() {
