@@ -53,7 +53,7 @@ func (h *HNSW) link(id uint32, level int) {
 	w := walk{exclude: id}
 	var cands []item
 	for l := min(level, top); l >= 0; l-- {
-		h.searchLayer(s, q, cur, curD, h.efC, l, &w, noNode)
+		h.searchLayer(s, q, cur, curD, h.efC, l, &w, noNode, false)
 		cands = s.sortedResults()
 		if len(cands) == 0 {
 			continue

@@ -28,6 +28,10 @@ type searcher struct {
 	batch   []uint32    // unvisited neighbours of the node being expanded
 	rows    [][]float32 // their vectors, scored in one kernel call
 	dists   []float32   // their distances to the query
+	crows   [][]uint8   // under SQ8: their code rows
+	qpad    []float32   // under SQ8: the query padded to the code length
+	qsum    float32     // under SQ8: the sum of the query's components
+	qnorm2  float32     // under SQ8: its squared norm
 }
 
 func (h *HNSW) getSearcher() *searcher {
@@ -157,11 +161,21 @@ func pairDistance(metric Metric, q, v []float32) float32 {
 // so a selective filter widens the beam rather than cutting the answer
 // short. A second seed (extra, unless noNode) starts the search from two
 // places. The admitted results are left in s.res.
-func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef, layer int, w *walk, extra uint32) {
+//
+// With codes set (an SQ8 index, prepared by prepareCodes) every distance of
+// the walk, the seeds' included, is the approximate one of the code rows.
+func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef, layer int, w *walk, extra uint32, codes bool) {
 	s.reset(h.nodes.Load())
+	if codes {
+		epD = h.codeDistance(s, ep)
+	}
 	h.seedLayer(s, w, ep, epD)
 	if extra != noNode && extra != ep {
-		h.seedLayer(s, w, extra, distance(h.metric, q, h.vec(extra)))
+		d := distance(h.metric, q, h.vec(extra))
+		if codes {
+			d = h.codeDistance(s, extra)
+		}
+		h.seedLayer(s, w, extra, d)
 	}
 	lower := float32(math.Inf(1))
 	if len(s.res) > 0 {
@@ -184,14 +198,25 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 		// a call's fixed cost.
 		list := h.links(c.id, layer)
 		n := atomic.LoadUint32(&list[0])
-		batch, rows := s.batch[:0], s.rows[:0]
+		batch, rows, crows := s.batch[:0], s.rows[:0], s.crows[:0]
 		for j := uint32(1); j <= n; j++ {
 			if nb := atomic.LoadUint32(&list[j]); s.visit(nb) {
-				batch, rows = append(batch, nb), append(rows, h.vec(nb))
+				batch = append(batch, nb)
+				if codes {
+					crows = append(crows, h.codes(nb))
+				} else {
+					rows = append(rows, h.vec(nb))
+				}
 			}
 		}
-		s.batch, s.rows = batch, rows
-		for i, d := range h.score(s, q, rows) {
+		s.batch, s.rows, s.crows = batch, rows, crows
+		var dists []float32
+		if codes {
+			dists = h.scoreCodes(s, batch, crows)
+		} else {
+			dists = h.score(s, q, rows)
+		}
+		for i, d := range dists {
 			if len(s.res) < ef || d < lower {
 				nb := batch[i]
 				s.cand.push(item{d, nb})
@@ -289,7 +314,13 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	// extra seed costs one distance.
 	root, _ := unpackEP(ep)
 	w := walk{filter: o.Filter, skipDeleted: true, exclude: noNode}
-	h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root)
+	if h.quant == SQ8 {
+		h.prepareCodes(s)
+		h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, true)
+		h.rerank(s, k)
+	} else {
+		h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, false)
+	}
 	for len(s.res) > k {
 		s.res.pop()
 	}
