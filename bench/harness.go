@@ -31,6 +31,9 @@ type Config struct {
 	Threads  int      // goroutines for the parallel build and query runs, default GOMAXPROCS
 	Queries  int      // use at most this many queries (0: all)
 	Snapshot bool     // also time snapshot write and load
+	// Quantize is the HNSW backend's quantization (index.SQ8: walk on
+	// 8-bit codes, re-rank with float32); zero for none.
+	Quantize index.Quantization
 	// BuildProgress, when set, is called during each build with how many
 	// of the total vectors were added (about every 1,000, and at the
 	// end), from the building goroutines: it must be safe for concurrent
@@ -86,7 +89,7 @@ type Row struct {
 func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Index, error) {
 	switch name {
 	case "hnsw":
-		return index.NewHNSW(dim, metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfC})
+		return index.NewHNSW(dim, metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfC, Quantize: c.Quantize})
 	case "flat":
 		return index.NewFlat(dim, metric)
 	case "coder":

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/mnemodb/mnemo/bench"
+	"github.com/mnemodb/mnemo/index"
 )
 
 // benchSubcommands maps each subcommand of "mnemo bench" to the function
@@ -63,6 +64,7 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	m := fs.Int("m", 16, "HNSW M, `N` neighbours per node")
 	efc := fs.Int("efc", 200, "HNSW efConstruction `N`")
 	backends := fs.String("backends", "hnsw,flat,coder", "comma-separated `LIST` of backends: hnsw, flat, coder")
+	quantize := fs.String("quantize", "none", "the hnsw backend's quantization `Q`: none, or sq8 (walk on 8-bit codes, re-rank with float32)")
 	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "`N` goroutines for the parallel build and query runs (1: single-goroutine build)")
 	queries := fs.Int("queries", 0, "use at most `N` queries (0: all)")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
@@ -76,7 +78,11 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return fs.fail("%v", err)
 	}
-	cfg := bench.Config{K: *k, M: *m, EfC: *efc, Threads: *threads, Queries: *queries, Snapshot: true}
+	quant, err := index.ParseQuantization(*quantize)
+	if err != nil {
+		return fs.fail("--quantize: %v", err)
+	}
+	cfg := bench.Config{K: *k, M: *m, EfC: *efc, Threads: *threads, Queries: *queries, Snapshot: true, Quantize: quant}
 	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
 		cfg.BuildProgress = buildProgress(stderr)
 	}
