@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -174,4 +175,55 @@ func BenchmarkDefaultRecall(b *testing.B) {
 	}
 	b.ReportMetric(rec, "recall@10")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
+}
+
+// TestQuantizedCollection: a collection created with Quantize "sq8"
+// persists it, answers its graph queries through the codes (and exactly at
+// an ef covering it), survives a reopen from its checkpoint, and a bad
+// quantization is refused.
+func TestQuantizedCollection(t *testing.T) {
+	dir := t.TempDir()
+	db := mustOpen(t, dir, nil)
+	c := mustCollection(t, db, "q", CollectionConfig{Dimension: 24, Quantize: "SQ8"})
+	r := rand.New(rand.NewPCG(24, 1))
+	vecs := randomUnit(r, 300, 24)
+	var batch []Record
+	for i, v := range vecs {
+		batch = append(batch, Record{ID: fmt.Sprint(i), Vector: v})
+	}
+	if _, err := c.Upsert(ctx, batch...); err != nil {
+		t.Fatal(err)
+	}
+	check := func(c *Collection) {
+		t.Helper()
+		if got := c.Config().Quantize; got != "sq8" {
+			t.Fatalf("Config().Quantize = %q, want sq8", got)
+		}
+		for _, q := range vecs[:20] {
+			hits, plan, err := c.QueryPlan(ctx, Query{Vector: q, K: 10, Ef: 400})
+			if err != nil || plan != PlanGraph {
+				t.Fatalf("plan %s, %v", plan, err)
+			}
+			if rec := overlap(hits, bruteForce(vecs, q, 10)); rec != 1 {
+				t.Fatalf("recall@10 %.2f at ef >= n, want 1", rec)
+			}
+		}
+	}
+	check(c)
+	db.Close()
+	db = mustOpen(t, dir, nil)
+	defer db.Close()
+	c, err := db.Collection("q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Stats(ctx); err != nil || st.OpenedBy != "checkpoint+replay" {
+		t.Fatalf("opened by %q (%v), want from the checkpoint", st.OpenedBy, err)
+	}
+	check(c)
+	for _, bad := range []CollectionConfig{{Dimension: 4, Quantize: "pq"}, {Dimension: 4, Index: Flat, Quantize: "sq8"}} {
+		if _, err := db.CreateCollection(ctx, "bad", bad); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%+v: err %v, want ErrInvalidConfig", bad, err)
+		}
+	}
 }
