@@ -286,14 +286,6 @@ func (h *HNSW) flagWord(id uint32) *uint32 {
 
 func (h *HNSW) flags(id uint32) uint32 { return atomic.LoadUint32(h.flagWord(id)) }
 
-// prefetch starts loading the record of node id (flags, layer-0 list and
-// vector) into cache.
-func (h *HNSW) prefetch(id uint32) {
-	ch, off := h.loc(id)
-	lo := int(off) * h.stride()
-	simd.Prefetch(floats(ch.data[lo : lo+h.stride()]))
-}
-
 // prefetchLinks starts loading the neighbour list of node id on layer.
 func (h *HNSW) prefetchLinks(id uint32, layer int) {
 	list := h.links(id, layer)

@@ -74,10 +74,6 @@ func (s *searcher) visit(id uint32) bool {
 	return true
 }
 
-// prefetchAhead is how many neighbours ahead of the one being scored a
-// layer search prefetches.
-const prefetchAhead = 3
-
 // walk selects which nodes a layer search may return.
 type walk struct {
 	filter      func(uint64) bool // admit keys (nil: all)
