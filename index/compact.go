@@ -46,6 +46,7 @@ func (h *HNSW) Compact() int {
 		h.setUpper(ch, off, 0)
 		ch.levels[off] = 0
 		h.alloc.free = append(h.alloc.free, id)
+		h.nfree.Add(1)
 		released++
 	}
 	h.deleted.Store(0)

@@ -133,6 +133,7 @@ type HNSW struct {
 		sync.Mutex
 		free []uint32 // slots released by Compact
 	}
+	nfree atomic.Int64 // len(alloc.free), read without the lock
 	// keys protects the following fields.
 	keys struct {
 		sync.RWMutex
@@ -335,6 +336,7 @@ func (h *HNSW) allocSlot() (uint32, error) {
 	if n := len(h.alloc.free); n > 0 {
 		id := h.alloc.free[n-1]
 		h.alloc.free = h.alloc.free[:n-1]
+		h.nfree.Add(-1)
 		return id, nil
 	}
 	id := h.nodes.Load()

@@ -178,10 +178,11 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 		lower = -s.res.top().dist
 	}
 	filtering := w.filtering()
-	// With no filter, nothing excluded and no tombstone in the index every
-	// node is admitted, and the flags word (a cache line of its own, away
-	// from the vector just scored) need not be read.
-	all := w.filter == nil && w.exclude == noNode && h.deleted.Load() == 0
+	// With no filter, no released slot and (for a query) no tombstone in
+	// the index, every node but the excluded one is admitted, and the
+	// flags word (a cache line of its own, away from the vector just
+	// scored) need not be read.
+	cheap := w.filter == nil && h.nfree.Load() == 0 && (!w.skipDeleted || h.deleted.Load() == 0)
 	for s.cand.Len() > 0 {
 		c := s.cand.top()
 		if c.dist > lower && (len(s.res) == ef || !filtering) {
@@ -216,7 +217,7 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 			if len(s.res) < ef || d < lower {
 				nb := batch[i]
 				s.cand.push(item{d, nb})
-				if all || h.admits(w, nb) {
+				if cheap && nb != w.exclude || !cheap && h.admits(w, nb) {
 					s.res.push(item{-d, nb})
 					if len(s.res) > ef {
 						s.res.pop()

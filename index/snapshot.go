@@ -313,6 +313,7 @@ func (h *HNSW) adopt(entry uint32, entryLevel int) error {
 		f := h.flags(id)
 		if f&flagFree != 0 {
 			h.alloc.free = append(h.alloc.free, id)
+			h.nfree.Add(1)
 			continue
 		}
 		if err := CheckVector(h.vec(id), h.dim, h.metric); err != nil {
