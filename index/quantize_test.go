@@ -41,7 +41,7 @@ func TestSQ8(t *testing.T) {
 		for _, dim := range []int{5, 16, 37} {
 			t.Run(fmt.Sprintf("%s/d=%d", metric, dim), func(t *testing.T) {
 				r := newRand(t, uint64(dim)*3+uint64(metric))
-				vecs := clustered(r, 1500, dim, 10)
+				vecs := clustered(r, sized(1500), dim, 10)
 				q8, _ := NewHNSW(dim, metric, &HNSWOptions{Quantize: SQ8, EfConstruction: 100})
 				fl, _ := NewHNSW(dim, metric, &HNSWOptions{EfConstruction: 100})
 				model, _ := NewFlat(dim, metric)
