@@ -277,3 +277,173 @@ codeSum:
 codeDone:
 	VZEROUPPER
 	RET
+
+// The AVX-512 row kernels: 64 floats a step in four accumulators, then
+// steps of 16, then the last d%16 under the mask K1 (a masked load does not
+// touch the masked-out words). Register use as in the AVX2 kernels, with
+// Z0-Z3 the accumulators.
+#define SETUP512 \
+	MOVQ dst+0(FP), DI \
+	MOVQ q+8(FP), SI \
+	MOVQ d+16(FP), DX \
+	MOVQ rows+24(FP), R8 \
+	MOVQ n+32(FP), R9 \
+	MOVQ DX, CX \
+	ANDQ $15, CX \
+	MOVQ $1, AX \
+	SHLQ CX, AX \
+	DECQ AX \
+	KMOVW AX, K1 \
+	MOVQ DX, R10 \
+	ANDQ $-64, R10 \
+	MOVQ DX, R11 \
+	ANDQ $-16, R11
+
+// REDUCE512 adds Z0..Z3 horizontally and stores the sum at (DI).
+#define REDUCE512 \
+	VADDPS Z1, Z0, Z0 \
+	VADDPS Z3, Z2, Z2 \
+	VADDPS Z2, Z0, Z0 \
+	VEXTRACTF64X4 $1, Z0, Y1 \
+	VADDPS Y1, Y0, Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS X1, X0, X0 \
+	VPERMILPD $1, X0, X1 \
+	VADDPS X1, X0, X0 \
+	VMOVSHDUP X0, X1 \
+	VADDSS X1, X0, X0 \
+	VMOVSS X0, (DI)
+
+// func dotRowsAVX512(dst, q *float32, d int, rows *[]float32, n int)
+TEXT ·dotRowsAVX512(SB), NOSPLIT, $0-40
+	SETUP512
+
+d5Row:
+	TESTQ R9, R9
+	JE    d5Done
+	MOVQ  (R8), BX
+	CMPQ  R9, $4
+	JLE   d5Zero
+	MOVQ  96(R8), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+
+d5Zero:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	XORQ  CX, CX
+	CMPQ  CX, R10
+	JAE   d516
+
+d564:
+	VMOVUPS     (SI)(CX*4), Z4
+	VMOVUPS     64(SI)(CX*4), Z5
+	VMOVUPS     128(SI)(CX*4), Z6
+	VMOVUPS     192(SI)(CX*4), Z7
+	VFMADD231PS (BX)(CX*4), Z4, Z0
+	VFMADD231PS 64(BX)(CX*4), Z5, Z1
+	VFMADD231PS 128(BX)(CX*4), Z6, Z2
+	VFMADD231PS 192(BX)(CX*4), Z7, Z3
+	ADDQ        $64, CX
+	CMPQ        CX, R10
+	JB          d564
+
+d516:
+	CMPQ        CX, R11
+	JAE         d5Tail
+	VMOVUPS     (SI)(CX*4), Z4
+	VFMADD231PS (BX)(CX*4), Z4, Z1
+	ADDQ        $16, CX
+	JMP         d516
+
+d5Tail:
+	CMPQ        CX, DX
+	JAE         d5Sum
+	VMOVUPS.Z   (SI)(CX*4), K1, Z4
+	VMOVUPS.Z   (BX)(CX*4), K1, Z5
+	VFMADD231PS Z5, Z4, Z0
+
+d5Sum:
+	REDUCE512
+	ADDQ $4, DI
+	ADDQ $24, R8
+	DECQ R9
+	JMP  d5Row
+
+d5Done:
+	VZEROUPPER
+	RET
+
+// func l2SquaredRowsAVX512(dst, q *float32, d int, rows *[]float32, n int)
+TEXT ·l2SquaredRowsAVX512(SB), NOSPLIT, $0-40
+	SETUP512
+
+l5Row:
+	TESTQ R9, R9
+	JE    l5Done
+	MOVQ  (R8), BX
+	CMPQ  R9, $4
+	JLE   l5Zero
+	MOVQ  96(R8), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	PREFETCHT0 192(AX)
+
+l5Zero:
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	XORQ  CX, CX
+	CMPQ  CX, R10
+	JAE   l516
+
+l564:
+	VMOVUPS     (SI)(CX*4), Z4
+	VMOVUPS     64(SI)(CX*4), Z5
+	VMOVUPS     128(SI)(CX*4), Z6
+	VMOVUPS     192(SI)(CX*4), Z7
+	VSUBPS      (BX)(CX*4), Z4, Z4
+	VSUBPS      64(BX)(CX*4), Z5, Z5
+	VSUBPS      128(BX)(CX*4), Z6, Z6
+	VSUBPS      192(BX)(CX*4), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $64, CX
+	CMPQ        CX, R10
+	JB          l564
+
+l516:
+	CMPQ        CX, R11
+	JAE         l5Tail
+	VMOVUPS     (SI)(CX*4), Z4
+	VSUBPS      (BX)(CX*4), Z4, Z4
+	VFMADD231PS Z4, Z4, Z1
+	ADDQ        $16, CX
+	JMP         l516
+
+l5Tail:
+	CMPQ        CX, DX
+	JAE         l5Sum
+	VMOVUPS.Z   (SI)(CX*4), K1, Z4
+	VMOVUPS.Z   (BX)(CX*4), K1, Z5
+	VSUBPS      Z5, Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+
+l5Sum:
+	REDUCE512
+	ADDQ $4, DI
+	ADDQ $24, R8
+	DECQ R9
+	JMP  l5Row
+
+l5Done:
+	VZEROUPPER
+	RET

@@ -19,3 +19,6 @@ func dotCodesRowsAccel(dst, q []float32, rows [][]uint8) {
 		dst[i] = dotCodesGeneric(q, r)
 	}
 }
+
+// rowImpls lists no assembly row kernels: this build has none.
+func rowImpls() map[string][2]func(dst, q []float32, rows [][]float32) { return nil }

@@ -14,7 +14,7 @@ import (
 // kernels' loop boundaries.
 func TestRowsAgainstReference(t *testing.T) {
 	seed := uint64(20261201)
-	t.Logf("seed %d, implementation %s", seed, Implementation())
+	t.Logf("seed %d, implementation %s, row kernels %d", seed, Implementation(), len(rowImpls()))
 	r := rand.New(rand.NewPCG(seed, seed))
 	for _, d := range testLengths() {
 		for _, n := range []int{0, 1, 3, 9} {
@@ -24,22 +24,30 @@ func TestRowsAgainstReference(t *testing.T) {
 			for i := range rows {
 				rows[i] = randVec(r, d, (i+d)%8, scale)
 			}
-			dots, l2s := make([]float32, n+1), make([]float32, n+1)
-			dots[n], l2s[n] = 42, 42
-			DotRows(dots, q, rows)
-			L2SquaredRows(l2s, q, rows)
-			for i, row := range rows {
-				want, mag := refDot(q, row)
-				if !close(dots[i], want, mag) {
-					t.Fatalf("DotRows d=%d row %d of %d: got %g, want %g (mag %g)", d, i, n, dots[i], want, mag)
-				}
-				want = refL2(q, row)
-				if !close(l2s[i], want, want) {
-					t.Fatalf("L2SquaredRows d=%d row %d of %d: got %g, want %g", d, i, n, l2s[i], want)
+			impls := map[string][2]func(dst, q []float32, rows [][]float32){"dispatch": {DotRows, L2SquaredRows}}
+			for name, k := range rowImpls() {
+				if d > 0 {
+					impls[name] = k
 				}
 			}
-			if dots[n] != 42 || l2s[n] != 42 {
-				t.Fatalf("d=%d n=%d: a row kernel wrote past its rows", d, n)
+			for name, k := range impls {
+				dots, l2s := make([]float32, n+1), make([]float32, n+1)
+				dots[n], l2s[n] = 42, 42
+				k[0](dots, q, rows)
+				k[1](l2s, q, rows)
+				for i, row := range rows {
+					want, mag := refDot(q, row)
+					if !close(dots[i], want, mag) || !close(dotGeneric(q, row), want, mag) {
+						t.Fatalf("%s dot d=%d row %d of %d: got %g, generic %g, want %g (mag %g)", name, d, i, n, dots[i], dotGeneric(q, row), want, mag)
+					}
+					want = refL2(q, row)
+					if !close(l2s[i], want, want) {
+						t.Fatalf("%s l2 d=%d row %d of %d: got %g, want %g", name, d, i, n, l2s[i], want)
+					}
+				}
+				if dots[n] != 42 || l2s[n] != 42 {
+					t.Fatalf("%s d=%d n=%d: a row kernel wrote past its rows", name, d, n)
+				}
 			}
 		}
 	}
