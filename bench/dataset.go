@@ -237,13 +237,19 @@ func prepared(v []float32, metric index.Metric) []float32 {
 }
 
 // Distance is the distance an index of metric reports between prepared
-// vectors.
+// vectors, computed by the same row kernels as the indexes' searches, so
+// the two agree to the last bit.
 func Distance(metric index.Metric, a, b []float32) float32 {
+	var d [1]float32
+	rows := [1][]float32{b}
 	switch metric {
 	case index.L2:
-		return simd.L2Squared(a, b)
+		simd.L2SquaredRows(d[:], a, rows[:])
+		return d[0]
 	case index.Dot:
-		return -simd.Dot(a, b)
+		simd.DotRows(d[:], a, rows[:])
+		return -d[0]
 	}
-	return 1 - simd.Dot(a, b)
+	simd.DotRows(d[:], a, rows[:])
+	return 1 - d[0]
 }

@@ -6,3 +6,7 @@ import "errors"
 // offer: the "coder" backend on windows. Run skips such a backend and says
 // so on its progress writer; NewBackend returns the error.
 var ErrUnavailable = errors.New("bench: backend not available on this platform")
+
+// ErrFormat reports a results file that cannot be read (see
+// ReadHnswlibResults).
+var ErrFormat = errors.New("bench: malformed results file")

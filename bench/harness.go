@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"strings"
@@ -30,6 +31,9 @@ type Config struct {
 	Threads  int      // goroutines for the parallel build and query runs, default GOMAXPROCS
 	Queries  int      // use at most this many queries (0: all)
 	Snapshot bool     // also time snapshot write and load
+	// Quantize is the HNSW backend's quantization (index.SQ8: walk on
+	// 8-bit codes, re-rank with float32); zero for none.
+	Quantize index.Quantization
 	// BuildProgress, when set, is called during each build with how many
 	// of the total vectors were added (about every 1,000, and at the
 	// end), from the building goroutines: it must be safe for concurrent
@@ -85,7 +89,7 @@ type Row struct {
 func NewBackend(name string, dim int, metric index.Metric, c *Config) (index.Index, error) {
 	switch name {
 	case "hnsw":
-		return index.NewHNSW(dim, metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfC})
+		return index.NewHNSW(dim, metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfC, Quantize: c.Quantize})
 	case "flat":
 		return index.NewFlat(dim, metric)
 	case "coder":
@@ -154,29 +158,53 @@ func Recall(results [][]index.Result, truth [][]int32, k int) float64 {
 	return sum / float64(len(results))
 }
 
-// Measure runs every query once on one goroutine (for recall and latency)
-// and then on threads goroutines (for throughput).
+// measurePasses is how many times Measure times the single-goroutine run,
+// keeping the fastest pass: the first pass also warms caches and the
+// searchers' pools, and a shared machine slows some passes. The hnswlib
+// harness beside which these runs are read does the same (best of 3).
+const measurePasses = 3
+
+// Measure runs every query measurePasses times on one goroutine, for recall
+// (from the first pass) and for latency and throughput (from the fastest),
+// and then once on threads goroutines (for throughput). Result storage is
+// allocated before the timed runs, so they time searches only.
 func Measure(idx index.Index, queries [][]float32, k, ef, threads int) (results [][]index.Result, qps, qpsPar, p50, p99 float64, err error) {
 	opts := &index.SearchOptions{Ef: ef}
 	results = make([][]index.Result, len(queries))
-	lat := make([]time.Duration, len(queries))
-	start := time.Now()
-	for i, q := range queries {
-		t0 := time.Now()
-		results[i], err = idx.Search(make([]index.Result, 0, k), q, k, opts)
-		lat[i] = time.Since(t0)
-		if err != nil {
-			return
+	backing := make([]index.Result, len(queries)*k)
+	for i := range results {
+		results[i] = backing[i*k : i*k : (i+1)*k]
+	}
+	lat, best := make([]time.Duration, len(queries)), make([]time.Duration, len(queries))
+	bestTotal := time.Duration(math.MaxInt64)
+	scratch := make([]index.Result, 0, k)
+	for pass := 0; pass < measurePasses; pass++ {
+		start := time.Now()
+		for i, q := range queries {
+			t0 := time.Now()
+			if pass == 0 {
+				results[i], err = idx.Search(results[i], q, k, opts)
+			} else {
+				scratch, err = idx.Search(scratch, q, k, opts)
+			}
+			lat[i] = time.Since(t0)
+			if err != nil {
+				return
+			}
+		}
+		if total := time.Since(start); total < bestTotal {
+			bestTotal = total
+			copy(best, lat)
 		}
 	}
-	qps = float64(len(queries)) / time.Since(start).Seconds()
-	slices.Sort(lat)
-	p50 = float64(lat[len(lat)/2].Nanoseconds()) / 1e3
-	p99 = float64(lat[min(len(lat)-1, len(lat)*99/100)].Nanoseconds()) / 1e3
+	qps = float64(len(queries)) / bestTotal.Seconds()
+	slices.Sort(best)
+	p50 = float64(best[len(best)/2].Nanoseconds()) / 1e3
+	p99 = float64(best[min(len(best)-1, len(best)*99/100)].Nanoseconds()) / 1e3
 
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	start = time.Now()
+	start := time.Now()
 	for t := 0; t < threads; t++ {
 		wg.Add(1)
 		go func() {

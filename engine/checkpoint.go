@@ -322,6 +322,9 @@ func (c *Collection) loadCheckpoint(desc *checkpointDesc, info *loadInfo) error 
 	if idx.Dim() != c.cfg.Dimension || idx.Metric() != c.cfg.Metric {
 		return fmt.Errorf("checkpoint %s is for dimension %d, %v", desc.File, idx.Dim(), idx.Metric())
 	}
+	if h, ok := idx.(*index.HNSW); ok && h.Options().Quantize.String() != c.cfg.quantization() {
+		return fmt.Errorf("checkpoint %s has quantization %v", desc.File, h.Options().Quantize)
+	}
 	c.idx = idx
 	err = c.log.Replay(desc.Seq+1, func(r wal.Record) error {
 		info.replayed++

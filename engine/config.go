@@ -47,6 +47,11 @@ type CollectionConfig struct {
 	M              int `json:"m,omitempty"`
 	EfConstruction int `json:"ef_construction,omitempty"`
 	EfSearch       int `json:"ef_search,omitempty"`
+	// Quantize is the HNSW index's quantization: "" or "none" (the
+	// default), or "sq8": the graph is walked on 8-bit codes (a quarter of
+	// the bytes of the float32 vectors, which are kept for re-ranking the
+	// candidates and for exact plans). See index.SQ8.
+	Quantize string `json:"quantize,omitempty"`
 	// Embedder optionally names what made the vectors (an embedder's
 	// identity, such as "hashing/v1/384"). It is persisted and compared
 	// like the rest of the config, so reopening a collection with another
@@ -111,8 +116,23 @@ func (c CollectionConfig) withDefaults() CollectionConfig {
 		if c.EfSearch == 0 {
 			c.EfSearch = index.DefaultEfSearch
 		}
+		if q, err := index.ParseQuantization(c.Quantize); err == nil {
+			c.Quantize = "" // none, as a config that never named one
+			if q != index.NoQuantization {
+				c.Quantize = q.String()
+			}
+		}
 	}
 	return c
+}
+
+// quantization names the index quantization of a config with defaults
+// applied, as index.Quantization's String does.
+func (c CollectionConfig) quantization() string {
+	if c.Quantize == "" {
+		return index.NoQuantization.String()
+	}
+	return c.Quantize
 }
 
 // Validate reports every problem with the config at once.
@@ -147,6 +167,11 @@ func (c CollectionConfig) Validate() error {
 	if err := o.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidConfig, err))
 	}
+	if _, err := index.ParseQuantization(c.Quantize); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidConfig, err))
+	} else if c.Quantize != "" && c.Quantize != "none" && c.Index == Flat {
+		errs = append(errs, fmt.Errorf("%w: quantization %q needs the hnsw index", ErrInvalidConfig, c.Quantize))
+	}
 	return errors.Join(errs...)
 }
 
@@ -155,7 +180,11 @@ func (c CollectionConfig) newIndex() (index.Index, error) {
 	if c.Index == Flat {
 		return index.NewFlat(c.Dimension, c.Metric)
 	}
-	return index.NewHNSW(c.Dimension, c.Metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfConstruction, EfSearch: c.EfSearch})
+	quant, err := index.ParseQuantization(c.Quantize)
+	if err != nil {
+		return nil, err
+	}
+	return index.NewHNSW(c.Dimension, c.Metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfConstruction, EfSearch: c.EfSearch, Quantize: quant})
 }
 
 // validName checks a collection name: 1 to 256 bytes, no control

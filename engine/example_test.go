@@ -84,3 +84,20 @@ func ExampleOpen_reopen() {
 	fmt.Println(ok, r.Content, c.Config().Dimension, st.OpenedBy)
 	// Output: true remember the milk 2 checkpoint+replay
 }
+
+// A small collection answers a query without an ef exactly; a query that
+// names an ef walks the graph. Quantize "sq8" walks it on 8-bit codes.
+func ExampleCollection_QueryPlan() {
+	ctx := context.Background()
+	db, _ := engine.Open("", &engine.Options{InMemory: true})
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", engine.CollectionConfig{Dimension: 2, Quantize: "sq8"})
+	c.Upsert(ctx, engine.Record{ID: "a", Vector: []float32{1, 0}}, engine.Record{ID: "b", Vector: []float32{0, 1}})
+	_, plan, _ := c.QueryPlan(ctx, engine.Query{Vector: []float32{1, 0.2}, K: 1})
+	fmt.Println(plan)
+	hits, plan, _ := c.QueryPlan(ctx, engine.Query{Vector: []float32{1, 0.2}, K: 1, Ef: 32})
+	fmt.Println(plan, hits[0].Record.ID)
+	// Output:
+	// exact
+	// graph a
+}

@@ -32,7 +32,9 @@ type Query struct {
 	// K is the number of hits wanted; zero means 10.
 	K int
 	// Ef is the HNSW candidate-list size; zero means the collection's
-	// EfSearch. Larger is slower and more accurate.
+	// EfSearch. Larger is slower and more accurate. A query without Ef on
+	// a small collection (n*(dimension+16) up to 20,000*400) is answered
+	// by an exact scan instead; setting Ef chooses the graph at any size.
 	Ef int
 	// Filter restricts the hits to records whose metadata it admits (nil:
 	// all). Both sides of a hybrid query apply it.
@@ -177,7 +179,9 @@ const (
 
 // Query returns up to K records best matching q, best first.
 //
-// A vector query returns the records nearest to q.Vector. With a filter,
+// A vector query returns the records nearest to q.Vector. A query that
+// sets no Ef on a small collection (see Query.Ef) scans every admitted
+// record: exact, and at that size as fast as the graph. With a filter,
 // the engine chooses a plan: when the records the filter admits are few
 // (found through its in-memory postings of metadata values, or by
 // evaluating the filter over a sample and then over every record), it
@@ -656,12 +660,8 @@ func (c *Collection) search(q Query) ([]index.Result, Plan, error) {
 			opts.Keys, plan = keys, PlanExact
 		}
 	}
-	if q.Exact && opts.Keys == nil {
-		opts.Keys = make([]uint64, 0, n)
-		for k := range c.keys {
-			opts.Keys = append(opts.Keys, k)
-		}
-		plan = PlanExact
+	if opts.Keys == nil && (q.Exact || q.Ef == 0 && exactPlan(n, c.cfg.Dimension)) {
+		opts.Exact, plan = true, PlanExact // see plan.go
 	}
 	res, err := c.idx.Search(nil, q.Vector, q.K, opts)
 	if err != nil {

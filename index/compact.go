@@ -46,6 +46,7 @@ func (h *HNSW) Compact() int {
 		h.setUpper(ch, off, 0)
 		ch.levels[off] = 0
 		h.alloc.free = append(h.alloc.free, id)
+		h.nfree.Add(1)
 		released++
 	}
 	h.deleted.Store(0)
@@ -70,7 +71,7 @@ func (h *HNSW) relink(s *searcher, id uint32, layer int) {
 	// neighbours it had and those of the tombstones it linked to.
 	q := h.vec(id)
 	w := walk{exclude: id, skipDeleted: true}
-	h.searchLayer(s, q, id, 0, h.efC, layer, &w, noNode)
+	h.searchLayer(s, q, id, 0, h.efC, layer, &w, noNode, false)
 	cands := append(s.prune[:0], s.sortedResults()...)
 	s.reset(h.nodes.Load())
 	s.visit(id)
@@ -166,10 +167,10 @@ func (h *HNSW) reanchor(s *searcher) {
 		q := h.vec(id)
 		cur, curD := root, h.distID(id, root)
 		for l := top; l > 0; l-- {
-			cur, curD = h.greedy(q, cur, curD, l)
+			cur, curD = h.greedy(s, q, cur, curD, l)
 		}
 		w := walk{exclude: id, skipDeleted: true}
-		h.searchLayer(s, q, cur, curD, h.efC, 0, &w, noNode)
+		h.searchLayer(s, q, cur, curD, h.efC, 0, &w, noNode, false)
 		linked := false
 		for _, c := range s.sortedResults() {
 			// The descent may enter layer 0 away from the reached part.

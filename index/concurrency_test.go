@@ -97,13 +97,15 @@ func TestSearchAllocs(t *testing.T) {
 	r := newRand(t, 3)
 	vecs := clustered(r, 2000, 32, 8)
 	h, _ := NewHNSW(32, Cosine, nil)
+	q8, _ := NewHNSW(32, Cosine, &HNSWOptions{Quantize: SQ8})
 	f, _ := NewFlat(32, Cosine)
 	for i, v := range vecs {
 		h.Add(uint64(i), v)
+		q8.Add(uint64(i), v)
 		f.Add(uint64(i), v)
 	}
-	for name, idx := range map[string]Index{"hnsw": h, "flat": f} {
-		for _, opts := range []*SearchOptions{nil, {Ef: 100}, {Filter: func(k uint64) bool { return k%3 == 0 }}} {
+	for name, idx := range map[string]Index{"hnsw": h, "hnsw-sq8": q8, "flat": f} {
+		for _, opts := range []*SearchOptions{nil, {Ef: 100}, {Filter: func(k uint64) bool { return k%3 == 0 }}, {Exact: true}} {
 			t.Run(fmt.Sprintf("%s/%v", name, opts != nil), func(t *testing.T) {
 				dst := make([]Result, 0, 10)
 				q := vecs[7]

@@ -43,7 +43,12 @@
 // node's links and vector share cache lines), and the upper-layer lists of
 // the few nodes that have them. Keys map to dense uint32 ids. A search uses
 // a pooled scratch (an epoch-stamped visited array, two typed heaps) and
-// allocates nothing when the caller supplies the result slice. Lists are
+// allocates nothing when the caller supplies the result slice. Expanding a
+// node gathers its unvisited neighbours and scores them all with one call
+// of a row kernel (simd.DotRows, simd.L2SquaredRows), which prefetches the
+// rows ahead of the one it scores; every distance the package computes
+// goes through those kernels, so the graph walk, the exact plans and the
+// flat index agree to the last bit. Lists are
 // read and written with atomic loads and stores, so searches never block;
 // writers to one node's list serialise on a striped lock.
 //
@@ -51,6 +56,18 @@
 // comment on anchors in link.go. Together with a search that also starts
 // at the entry point, this makes a search whose ef covers the index exact,
 // and a filtered search return min(k, admitted) results.
+//
+// # Exact plans and quantization
+//
+// [SearchOptions].Exact scores every live node (a chunk per kernel call)
+// instead of walking the graph: exact, and for a small index the faster
+// plan. [HNSWOptions].Quantize = [SQ8] keeps, beside each float32 vector,
+// 8-bit codes with a scale and an offset per vector (codes spanning the
+// vector's own minimum to maximum, so inserts need no training pass); a
+// search walks layer 0 on the codes, which with the links are less than
+// half of the float32 record's bytes, and re-ranks its ef candidates by
+// float32 distance. Construction, the exact plans and Vector use the
+// float32 vectors.
 //
 // # Filters
 //

@@ -88,3 +88,31 @@ func ExampleFlat() {
 	fmt.Println(res)
 	// Output: [{2 -6} {1 -1}]
 }
+
+func ExampleSQ8() {
+	// Walk the graph on 8-bit codes; the float32 vectors re-rank the
+	// candidates, so the distances returned are exact.
+	h, _ := index.NewHNSW(4, index.L2, &index.HNSWOptions{Quantize: index.SQ8})
+	h.Add(1, []float32{0, 0, 0, 0})
+	h.Add(2, []float32{1, 2, 3, 4})
+	h.Add(3, []float32{4, 3, 2, 1})
+	res, _ := h.Search(nil, []float32{1, 2, 3, 3.5}, 2, nil)
+	for _, r := range res {
+		fmt.Printf("key %d at squared distance %.2f\n", r.Key, r.Distance)
+	}
+	// Output:
+	// key 2 at squared distance 0.25
+	// key 3 at squared distance 17.25
+}
+
+func ExampleSearchOptions_exact() {
+	h, _ := index.NewHNSW(2, index.L2, nil)
+	for key := uint64(1); key <= 5; key++ {
+		h.Add(key, []float32{float32(key), 0})
+	}
+	// Score every live key instead of walking the graph.
+	res, _ := h.Search(nil, []float32{3.2, 0}, 2, &index.SearchOptions{Exact: true})
+	fmt.Println(res[0].Key, res[1].Key)
+	// Output:
+	// 3 4
+}

@@ -31,6 +31,7 @@ type Flat struct {
 type flatScratch struct {
 	q     []float32
 	dists []float32
+	rows  [][]float32
 	res   minHeap  // nearest rows so far, negated distances
 	seen  []uint32 // epoch-stamped rows, for deduplicating Keys
 	epoch uint32
@@ -141,31 +142,31 @@ func (f *Flat) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	return dst, nil
 }
 
-// scanAll scores every row with one pass of the one-to-many kernel.
+// flatBlock is how many rows scanAll scores per row-kernel call.
+const flatBlock = 256
+
+// scanAll scores every row, a block of rows per row-kernel call.
 func (f *Flat) scanAll(s *flatScratch, k int, filter func(uint64) bool) {
 	n := len(f.keys)
-	if cap(s.dists) < n {
-		s.dists = make([]float32, n+n/4)
+	if cap(s.dists) < flatBlock {
+		s.dists = make([]float32, flatBlock)
+		s.rows = make([][]float32, flatBlock)
 	}
-	d := s.dists[:n]
-	switch f.metric {
-	case L2:
-		simd.L2SquaredMany(d, s.q, f.vecs)
-	default:
-		simd.DotMany(d, s.q, f.vecs)
-		for i, x := range d {
-			if f.metric == Dot {
-				d[i] = -x
-			} else {
-				d[i] = 1 - x
+	for lo := 0; lo < n; lo += flatBlock {
+		hi := min(n, lo+flatBlock)
+		rows, d := s.rows[:hi-lo], s.dists[:hi-lo]
+		for i := range rows {
+			r := lo + i
+			rows[i] = f.vecs[r*f.dim : (r+1)*f.dim : (r+1)*f.dim]
+		}
+		scoreRows(d, f.metric, s.q, rows)
+		for i, dist := range d {
+			if r := lo + i; filter == nil || filter(f.keys[r]) {
+				s.offer(k, dist, uint32(r))
 			}
 		}
 	}
-	for r, dist := range d {
-		if filter == nil || filter(f.keys[r]) {
-			s.offer(k, dist, uint32(r))
-		}
-	}
+	clear(s.rows) // hold no reference to the arena between searches
 }
 
 // scanKeys scores the rows of the listed keys, each once.

@@ -27,6 +27,9 @@ type HNSWOptions struct {
 	// Seed seeds the level generator. Zero means a fixed default seed, so
 	// a single-goroutine build is reproducible.
 	Seed uint64
+	// Quantize selects what searches walk the graph on: NoQuantization
+	// (the default), or SQ8 codes re-ranked with the float32 vectors.
+	Quantize Quantization
 }
 
 // Defaults of HNSWOptions.
@@ -84,6 +87,9 @@ func (o *HNSWOptions) Validate() error {
 	if o.EfSearch < 0 {
 		errs = append(errs, fmt.Errorf("%w: EfSearch is %d, want >= 1", ErrInvalidOptions, o.EfSearch))
 	}
+	if !o.Quantize.valid() {
+		errs = append(errs, fmt.Errorf("%w: unknown quantization %d", ErrInvalidOptions, o.Quantize))
+	}
 	return errors.Join(errs...)
 }
 
@@ -108,6 +114,8 @@ type HNSW struct {
 	efS    int
 	ml     float64
 	seed   uint64
+	quant  Quantization
+	dpad   int // code row length under SQ8
 
 	chunkShift uint
 	chunkMask  uint32
@@ -125,6 +133,7 @@ type HNSW struct {
 		sync.Mutex
 		free []uint32 // slots released by Compact
 	}
+	nfree atomic.Int64 // len(alloc.free), read without the lock
 	// keys protects the following fields.
 	keys struct {
 		sync.RWMutex
@@ -149,6 +158,8 @@ type chunk struct {
 	levels []uint8    // top layer per node
 	anchor []uint32   // the node whose layer-0 list must keep this one (see link.go), atomic
 	upper  [][]uint32 // per node: level*(m+1) words for layers 1..level
+	codes  []uint8    // under SQ8, per node: codeLen(dim) codes
+	cmeta  []float32  // under SQ8, per node: scale, offset, decoded norm²
 }
 
 // NewHNSW returns an empty HNSW index of dimension dim under metric. opts
@@ -180,6 +191,8 @@ func newHNSW(dim int, metric Metric, o HNSWOptions) *HNSW {
 		efS:    o.EfSearch,
 		ml:     1 / math.Log(float64(o.M)),
 		seed:   o.Seed,
+		quant:  o.Quantize,
+		dpad:   codeLen(dim),
 	}
 	// About 256 KiB of vectors per chunk, between 64 and 4096 nodes.
 	per := max(64, min(4096, (256<<10)/(4*dim)))
@@ -200,7 +213,7 @@ func (h *HNSW) Metric() Metric { return h.metric }
 
 // Options returns the parameters the index was built with.
 func (h *HNSW) Options() HNSWOptions {
-	return HNSWOptions{M: h.m, EfConstruction: h.efC, EfSearch: h.efS, Seed: h.seed}
+	return HNSWOptions{M: h.m, EfConstruction: h.efC, EfSearch: h.efS, Seed: h.seed, Quantize: h.quant}
 }
 
 // Len returns the number of live keys.
@@ -216,13 +229,18 @@ func (h *HNSW) Deleted() int { return int(h.deleted.Load()) }
 
 func (h *HNSW) newChunk() *chunk {
 	n := 1 << h.chunkShift
-	return &chunk{
+	ch := &chunk{
 		data:   make([]uint32, n*h.stride()),
 		keys:   make([]uint64, n),
 		levels: make([]uint8, n),
 		anchor: make([]uint32, n),
 		upper:  make([][]uint32, n),
 	}
+	if h.quant == SQ8 {
+		ch.codes = make([]uint8, n*h.dpad)
+		ch.cmeta = make([]float32, n*cmWords)
+	}
+	return ch
 }
 
 // stride is the number of words a node's record takes in chunk.data: its
@@ -269,12 +287,10 @@ func (h *HNSW) flagWord(id uint32) *uint32 {
 
 func (h *HNSW) flags(id uint32) uint32 { return atomic.LoadUint32(h.flagWord(id)) }
 
-// prefetch starts loading the record of node id (flags, layer-0 list and
-// vector) into cache.
-func (h *HNSW) prefetch(id uint32) {
-	ch, off := h.loc(id)
-	lo := int(off) * h.stride()
-	simd.Prefetch(floats(ch.data[lo : lo+h.stride()]))
+// prefetchLinks starts loading the neighbour list of node id on layer.
+func (h *HNSW) prefetchLinks(id uint32, layer int) {
+	list := h.links(id, layer)
+	simd.Prefetch(floats(list[:min(len(list), 16)]))
 }
 
 func (h *HNSW) anchor(id uint32) *uint32 {
@@ -320,6 +336,7 @@ func (h *HNSW) allocSlot() (uint32, error) {
 	if n := len(h.alloc.free); n > 0 {
 		id := h.alloc.free[n-1]
 		h.alloc.free = h.alloc.free[:n-1]
+		h.nfree.Add(-1)
 		return id, nil
 	}
 	id := h.nodes.Load()
@@ -344,6 +361,9 @@ func (h *HNSW) initSlot(id uint32, key uint64, vec []float32, level int) {
 	copy(v, vec)
 	if h.metric == Cosine {
 		simd.Normalize(v)
+	}
+	if h.quant == SQ8 {
+		h.encode(ch, off, v)
 	}
 	atomic.StoreUint32(&ch.data[int(off)*h.stride()], 0)
 	atomic.StoreUint32(&ch.anchor[off], noNode)
@@ -450,7 +470,8 @@ func (h *HNSW) MemoryBytes() int64 {
 	var b int64
 	for _, ch := range *h.chunks.Load() {
 		b += int64(len(ch.data))*4 + int64(len(ch.keys))*8 +
-			int64(len(ch.levels)) + int64(len(ch.anchor))*4 + int64(len(ch.upper))*24
+			int64(len(ch.levels)) + int64(len(ch.anchor))*4 + int64(len(ch.upper))*24 +
+			int64(len(ch.codes)) + int64(len(ch.cmeta))*4
 	}
 	b += h.upperWords.Load() * 4
 	// A Go map of uint64 to uint32 costs about 12 bytes of payload plus

@@ -49,6 +49,15 @@ func TestHNSWModel(t *testing.T) {
 						if !sameResults(got, want) {
 							t.Fatalf("op %d: search k=%d with ef >= n:\n got %v\nwant %v", op, k, got, want)
 						}
+						odd := func(key uint64) bool { return key%2 == 1 }
+						got, err = h.Search(got, q, k, &SearchOptions{Exact: true, Filter: odd})
+						if err != nil {
+							t.Fatal(err)
+						}
+						want, _ = model.Search(want, q, k, &SearchOptions{Filter: odd})
+						if !sameResults(got, want) {
+							t.Fatalf("op %d: exact search k=%d over odd keys:\n got %v\nwant %v", op, k, got, want)
+						}
 					}
 					if h.Len() != model.Len() {
 						t.Fatalf("op %d: Len %d, model %d", op, h.Len(), model.Len())

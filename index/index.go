@@ -82,6 +82,11 @@ type SearchOptions struct {
 	// a few keys: the cost is len(Keys) distance computations and recall
 	// is exact.
 	Keys []uint64
+	// Exact, when set, scores every live key instead of walking the graph
+	// (Filter still applies): exact recall at n distance computations,
+	// which for a small index is also the faster plan. Keys, when given,
+	// takes precedence. Exact indexes ignore it: they always scan.
+	Exact bool
 }
 
 // Index is a nearest-neighbour index over float32 vectors under uint64
@@ -147,6 +152,15 @@ func CheckVector(vec []float32, dim int, metric Metric) error {
 	if len(vec) != dim {
 		return fmt.Errorf("%w: got %d, want %d", ErrDimension, len(vec), dim)
 	}
+	// A finite sum of squares means every component is finite (a NaN or
+	// an infinity makes it NaN or +Inf): one kernel call instead of a
+	// scalar test per component. Only a vector that fails it is walked.
+	if ss := simd.Dot(vec, vec); ss <= math.MaxFloat32 {
+		if metric == Cosine && ss == 0 {
+			return fmt.Errorf("%w: norm is 0", ErrZeroVector)
+		}
+		return nil
+	}
 	for i, x := range vec {
 		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
 			return fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
@@ -173,15 +187,33 @@ func prepare(dst, vec []float32, metric Metric) []float32 {
 	return dst
 }
 
-// distance returns the distance between a prepared query and a stored vector.
+// distance returns the distance between a prepared query and a stored
+// vector. It goes through the row kernels, as every search does, so that a
+// distance is the same to the last bit whichever plan computed it (the
+// graph walk, the exact scan over keys, or the flat index).
 func distance(metric Metric, q, v []float32) float32 {
+	var d [1]float32
+	rows := [1][]float32{v}
+	scoreRows(d[:], metric, q, rows[:])
+	return d[0]
+}
+
+// scoreRows sets dst[i] to the distance under metric from the prepared
+// query q to rows[i], in one row-kernel call.
+func scoreRows(dst []float32, metric Metric, q []float32, rows [][]float32) {
 	switch metric {
 	case L2:
-		return simd.L2Squared(q, v)
+		simd.L2SquaredRows(dst, q, rows)
 	case Dot:
-		return -simd.Dot(q, v)
+		simd.DotRows(dst, q, rows)
+		for i := range rows {
+			dst[i] = -dst[i]
+		}
 	default:
-		return 1 - simd.Dot(q, v)
+		simd.DotRows(dst, q, rows)
+		for i := range rows {
+			dst[i] = 1 - dst[i]
+		}
 	}
 }
 

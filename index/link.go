@@ -48,12 +48,12 @@ func (h *HNSW) link(id uint32, level int) {
 	cur, top := unpackEP(ep)
 	curD := h.distID(id, cur)
 	for l := top; l > level; l-- {
-		cur, curD = h.greedy(q, cur, curD, l)
+		cur, curD = h.greedy(s, q, cur, curD, l)
 	}
 	w := walk{exclude: id}
 	var cands []item
 	for l := min(level, top); l >= 0; l-- {
-		h.searchLayer(s, q, cur, curD, h.efC, l, &w, noNode)
+		h.searchLayer(s, q, cur, curD, h.efC, l, &w, noNode, false)
 		cands = s.sortedResults()
 		if len(cands) == 0 {
 			continue
@@ -149,15 +149,16 @@ func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
 	} else {
 		cands := append(s.prune[:0], item{d, v})
 		sel := s.sel[:0]
-		for j := uint32(1); j <= min(prefetchAhead, n); j++ {
-			h.prefetch(atomic.LoadUint32(&list[j]))
-		}
+		// Score u's current neighbours in one row-kernel call.
+		ids, rows := s.batch[:0], s.rows[:0]
 		for j := uint32(1); j <= n; j++ {
-			if j+prefetchAhead <= n {
-				h.prefetch(atomic.LoadUint32(&list[j+prefetchAhead]))
-			}
 			e := atomic.LoadUint32(&list[j])
-			it := item{h.distID(u, e), e}
+			ids, rows = append(ids, e), append(rows, h.vec(e))
+		}
+		s.batch, s.rows = ids, rows
+		for i, dist := range h.score(s, h.vec(u), rows) {
+			e := ids[i]
+			it := item{dist, e}
 			cands = append(cands, it)
 			if layer == 0 && atomic.LoadUint32(h.anchor(e)) == u {
 				sel = append(sel, it)

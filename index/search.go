@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+
+	"github.com/mnemodb/mnemo/simd"
 )
 
 // searcher is the per-search scratch of an HNSW: the visited set as an
@@ -18,12 +20,18 @@ type searcher struct {
 	cand    minHeap // candidates to expand, nearest on top
 	res     minHeap // results, negated distances: farthest on top
 	q       []float32
-	sorted  []item   // results in ascending order
-	sel     []item   // neighbour selection output
-	nbrs    []item   // the neighbours chosen for a node being linked
-	prune   []item   // neighbour selection input when pruning a full list
-	drop    []item   // old neighbours a pruning leaves out
-	batch   []uint32 // unvisited neighbours of the node being expanded
+	sorted  []item      // results in ascending order
+	sel     []item      // neighbour selection output
+	nbrs    []item      // the neighbours chosen for a node being linked
+	prune   []item      // neighbour selection input when pruning a full list
+	drop    []item      // old neighbours a pruning leaves out
+	batch   []uint32    // unvisited neighbours of the node being expanded
+	rows    [][]float32 // their vectors, scored in one kernel call
+	dists   []float32   // their distances to the query
+	crows   [][]uint8   // under SQ8: their code rows
+	qpad    []float32   // under SQ8: the query padded to the code length
+	qsum    float32     // under SQ8: the sum of the query's components
+	qnorm2  float32     // under SQ8: its squared norm
 }
 
 func (h *HNSW) getSearcher() *searcher {
@@ -66,10 +74,6 @@ func (s *searcher) visit(id uint32) bool {
 	return true
 }
 
-// prefetchAhead is how many neighbours ahead of the one being scored a
-// layer search prefetches.
-const prefetchAhead = 3
-
 // walk selects which nodes a layer search may return.
 type walk struct {
 	filter      func(uint64) bool // admit keys (nil: all)
@@ -89,20 +93,61 @@ func (h *HNSW) admits(w *walk, id uint32) bool {
 	return w.filter == nil || w.filter(h.key(id))
 }
 
-// greedy walks layer from cur to a local minimum of the distance to q.
-func (h *HNSW) greedy(q []float32, cur uint32, curD float32, layer int) (uint32, float32) {
+// greedy walks layer from cur to a local minimum of the distance to q,
+// scoring each node's neighbours in one kernel call.
+func (h *HNSW) greedy(s *searcher, q []float32, cur uint32, curD float32, layer int) (uint32, float32) {
 	for changed := true; changed; {
 		changed = false
 		list := h.links(cur, layer)
 		n := atomic.LoadUint32(&list[0])
+		batch, rows := s.batch[:0], s.rows[:0]
 		for j := uint32(1); j <= n; j++ {
 			nb := atomic.LoadUint32(&list[j])
-			if d := distance(h.metric, q, h.vec(nb)); d < curD {
-				cur, curD, changed = nb, d, true
+			batch, rows = append(batch, nb), append(rows, h.vec(nb))
+		}
+		s.batch, s.rows = batch, rows
+		for i, d := range h.score(s, q, rows) {
+			if d < curD {
+				cur, curD, changed = batch[i], d, true
 			}
 		}
 	}
 	return cur, curD
+}
+
+// score returns the distances from the prepared query q to rows, in
+// s.dists, computed by one row-kernel call.
+func (h *HNSW) score(s *searcher, q []float32, rows [][]float32) []float32 {
+	if cap(s.dists) < len(rows) {
+		s.dists = make([]float32, max(len(rows), h.m0+1))
+	}
+	dists := s.dists[:len(rows)]
+	if scoreEachRow {
+		for i, r := range rows {
+			dists[i] = pairDistance(h.metric, q, r)
+		}
+		return dists
+	}
+	scoreRows(dists, h.metric, q, rows)
+	return dists
+}
+
+// scoreEachRow makes searches score one row per single-pair kernel call
+// (vek's on the accelerated path), the loop the row kernels replaced. Only
+// BenchmarkSearchKernels sets it, to measure what the row kernels gain in
+// the graph walk; distances then differ from the row kernels' in the last
+// bits.
+var scoreEachRow = false
+
+// pairDistance is distance through the single-pair kernels.
+func pairDistance(metric Metric, q, v []float32) float32 {
+	switch metric {
+	case L2:
+		return simd.L2Squared(q, v)
+	case Dot:
+		return -simd.Dot(q, v)
+	}
+	return 1 - simd.Dot(q, v)
 }
 
 // searchLayer is the beam search of the paper (Algorithm 2) with hnswlib's
@@ -112,46 +157,67 @@ func (h *HNSW) greedy(q []float32, cur uint32, curD float32, layer int) (uint32,
 // so a selective filter widens the beam rather than cutting the answer
 // short. A second seed (extra, unless noNode) starts the search from two
 // places. The admitted results are left in s.res.
-func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef, layer int, w *walk, extra uint32) {
+//
+// With codes set (an SQ8 index, prepared by prepareCodes) every distance of
+// the walk, the seeds' included, is the approximate one of the code rows.
+func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef, layer int, w *walk, extra uint32, codes bool) {
 	s.reset(h.nodes.Load())
+	if codes {
+		epD = h.codeDistance(s, ep)
+	}
 	h.seedLayer(s, w, ep, epD)
 	if extra != noNode && extra != ep {
-		h.seedLayer(s, w, extra, distance(h.metric, q, h.vec(extra)))
+		d := distance(h.metric, q, h.vec(extra))
+		if codes {
+			d = h.codeDistance(s, extra)
+		}
+		h.seedLayer(s, w, extra, d)
 	}
 	lower := float32(math.Inf(1))
 	if len(s.res) > 0 {
 		lower = -s.res.top().dist
 	}
 	filtering := w.filtering()
+	// With no filter, no released slot and (for a query) no tombstone in
+	// the index, every node but the excluded one is admitted, and the
+	// flags word (a cache line of its own, away from the vector just
+	// scored) need not be read.
+	cheap := w.filter == nil && h.nfree.Load() == 0 && (!w.skipDeleted || h.deleted.Load() == 0)
 	for s.cand.Len() > 0 {
 		c := s.cand.top()
 		if c.dist > lower && (len(s.res) == ef || !filtering) {
 			break
 		}
 		s.cand.pop()
-		// Collect the unvisited neighbours first, then score them while
-		// prefetching the next one's vector: on a graph larger than the
-		// cache the search is bound by memory latency, not arithmetic.
+		// Gather the unvisited neighbours and start loading their vectors,
+		// then score them all in one kernel call: on a graph larger than
+		// the cache the loads overlap, and on a small one no neighbour pays
+		// a call's fixed cost.
 		list := h.links(c.id, layer)
 		n := atomic.LoadUint32(&list[0])
-		batch := s.batch[:0]
+		batch, rows, crows := s.batch[:0], s.rows[:0], s.crows[:0]
 		for j := uint32(1); j <= n; j++ {
 			if nb := atomic.LoadUint32(&list[j]); s.visit(nb) {
 				batch = append(batch, nb)
+				if codes {
+					crows = append(crows, h.codes(nb))
+				} else {
+					rows = append(rows, h.vec(nb))
+				}
 			}
 		}
-		s.batch = batch
-		for i := 0; i < min(prefetchAhead, len(batch)); i++ {
-			h.prefetch(batch[i])
+		s.batch, s.rows, s.crows = batch, rows, crows
+		var dists []float32
+		if codes {
+			dists = h.scoreCodes(s, batch, crows)
+		} else {
+			dists = h.score(s, q, rows)
 		}
-		for i, nb := range batch {
-			if i+prefetchAhead < len(batch) {
-				h.prefetch(batch[i+prefetchAhead])
-			}
-			d := distance(h.metric, q, h.vec(nb))
+		for i, d := range dists {
 			if len(s.res) < ef || d < lower {
+				nb := batch[i]
 				s.cand.push(item{d, nb})
-				if h.admits(w, nb) {
+				if cheap && nb != w.exclude || !cheap && h.admits(w, nb) {
 					s.res.push(item{-d, nb})
 					if len(s.res) > ef {
 						s.res.pop()
@@ -161,6 +227,11 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 					lower = -s.res.top().dist
 				}
 			}
+		}
+		// The next node to expand is the nearest candidate: start loading
+		// its neighbour list (hnswlib does the same).
+		if s.cand.Len() > 0 {
+			h.prefetchLinks(s.cand.top().id, layer)
 		}
 	}
 }
@@ -216,6 +287,9 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	if o.Keys != nil {
 		return h.scanKeys(s, dst, k, o.Keys, o.Filter), nil
 	}
+	if o.Exact {
+		return h.scanAll(s, dst, k, o.Filter), nil
+	}
 	ep := h.ep.Load()
 	if ep == emptyEP {
 		return dst, nil
@@ -223,7 +297,7 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	cur, top := unpackEP(ep)
 	curD := distance(h.metric, s.q, h.vec(cur))
 	for l := top; l > 0; l-- {
-		cur, curD = h.greedy(s.q, cur, curD, l)
+		cur, curD = h.greedy(s, s.q, cur, curD, l)
 	}
 	ef := o.Ef
 	if ef == 0 {
@@ -237,7 +311,13 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	// extra seed costs one distance.
 	root, _ := unpackEP(ep)
 	w := walk{filter: o.Filter, skipDeleted: true, exclude: noNode}
-	h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root)
+	if h.quant == SQ8 {
+		h.prepareCodes(s)
+		h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, true)
+		h.rerank(s, k)
+	} else {
+		h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, false)
+	}
 	for len(s.res) > k {
 		s.res.pop()
 	}
@@ -272,6 +352,37 @@ func (h *HNSW) scanKeys(s *searcher, dst []Result, k int, keys []uint64, filter 
 		} else if d < -s.res.top().dist {
 			s.res.pop()
 			s.res.push(item{-d, it.id})
+		}
+	}
+	for _, it := range s.sortedResults() {
+		dst = append(dst, Result{Key: h.key(it.id), Distance: it.dist})
+	}
+	sortResults(dst)
+	return dst
+}
+
+// scanAll is the exact plan over the whole index: the distance from s.q to
+// every live node, a chunk's worth of rows per row-kernel call.
+func (h *HNSW) scanAll(s *searcher, dst []Result, k int, filter func(uint64) bool) []Result {
+	s.res = s.res[:0]
+	n := h.nodes.Load()
+	for lo := uint32(0); lo < n; lo += 1 << h.chunkShift {
+		hi := min(n, lo+1<<h.chunkShift)
+		ids, rows := s.batch[:0], s.rows[:0]
+		for id := lo; id < hi; id++ {
+			if h.flags(id) != 0 || filter != nil && !filter(h.key(id)) {
+				continue
+			}
+			ids, rows = append(ids, id), append(rows, h.vec(id))
+		}
+		s.batch, s.rows = ids, rows
+		for i, d := range h.score(s, s.q, rows) {
+			if len(s.res) < k {
+				s.res.push(item{-d, ids[i]})
+			} else if d < -s.res.top().dist {
+				s.res.pop()
+				s.res.push(item{-d, ids[i]})
+			}
 		}
 	}
 	for _, it := range s.sortedResults() {

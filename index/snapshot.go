@@ -15,7 +15,7 @@ import (
 //
 //	+---------------------------------------------------------------+
 //	| magic "MNEMOHNS" (8)                                          |
-//	| version u16 = 1 | metric u8 | reserved u8                     |
+//	| version u16 = 2 | metric u8 | quantization u8                 |
 //	| dim u32 | M u32 | efConstruction u32 | efSearch u32           |
 //	| seed u64 | nodes u32 | entry u32 | entry level u32            |
 //	| header CRC-32C u32 (of the bytes above)                       |
@@ -29,6 +29,10 @@ import (
 //	| CRC-32C u32 of every byte from the magic to the last node     |
 //	+---------------------------------------------------------------+
 //
+// Version 1 had a reserved zero byte where version 2 has the quantization
+// (0 none, 1 SQ8); the reader takes both. Codes are not stored: a reader
+// encodes them again from the vectors, which gives the same codes.
+//
 // The reader treats every byte as hostile: it checks the header checksum
 // before trusting a count, allocates storage a chunk at a time as node
 // records actually arrive (never from a claimed count), checks every link
@@ -38,7 +42,7 @@ import (
 var hnswMagic = [8]byte{'M', 'N', 'E', 'M', 'O', 'H', 'N', 'S'}
 
 const (
-	hnswVersion    = 1
+	hnswVersion    = 2
 	hnswHeaderSize = 8 + 4 + 4*4 + 8 + 4*3 + 4
 )
 
@@ -108,7 +112,7 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 		entry, entryLevel = id, uint32(l)
 	}
 	cw.write(hnswMagic[:])
-	cw.write([]byte{hnswVersion, 0, byte(h.metric), 0})
+	cw.write([]byte{hnswVersion, 0, byte(h.metric), byte(h.quant)})
 	cw.u32(uint32(h.dim))
 	cw.u32(uint32(h.m))
 	cw.u32(uint32(h.efC))
@@ -227,8 +231,10 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 	switch {
 	case magic != hnswMagic:
 		return nil, corruptf("not an HNSW snapshot (magic %q)", magic[:])
-	case vb[0] != hnswVersion || vb[1] != 0:
+	case vb[0] < 1 || vb[0] > hnswVersion || vb[1] != 0:
 		return nil, corruptf("unsupported HNSW snapshot version %d", binary.LittleEndian.Uint16(vb[:2]))
+	case vb[0] == 1 && vb[3] != 0 || !Quantization(vb[3]).valid():
+		return nil, corruptf("version %d snapshot with quantization %d", vb[0], vb[3])
 	case !Metric(vb[2]).valid():
 		return nil, corruptf("unknown metric %d", vb[2])
 	case dim == 0 || dim > maxDim:
@@ -238,7 +244,7 @@ func ReadHNSW(r io.Reader) (*HNSW, error) {
 	case n >= noNode-1:
 		return nil, corruptf("node count %d", n)
 	}
-	h := newHNSW(int(dim), Metric(vb[2]), HNSWOptions{M: int(m), EfConstruction: int(efC), EfSearch: int(efS), Seed: seed})
+	h := newHNSW(int(dim), Metric(vb[2]), HNSWOptions{M: int(m), EfConstruction: int(efC), EfSearch: int(efS), Seed: seed, Quantize: Quantization(vb[3])})
 	for id := uint32(0); id < n; id++ {
 		if err := h.readNode(cr, id); err != nil {
 			return nil, err
@@ -307,10 +313,15 @@ func (h *HNSW) adopt(entry uint32, entryLevel int) error {
 		f := h.flags(id)
 		if f&flagFree != 0 {
 			h.alloc.free = append(h.alloc.free, id)
+			h.nfree.Add(1)
 			continue
 		}
 		if err := CheckVector(h.vec(id), h.dim, h.metric); err != nil {
 			return corruptf("node %d: %v", id, err)
+		}
+		if h.quant == SQ8 {
+			ch, off := h.loc(id)
+			h.encode(ch, off, h.vec(id))
 		}
 		if f&flagDeleted != 0 {
 			h.deleted.Add(1)

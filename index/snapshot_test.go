@@ -15,8 +15,9 @@ func buildAll(t *testing.T, metric Metric, n int) map[string]Index {
 	r := newRand(t, 99)
 	vecs := clustered(r, n, 16, 4)
 	h, _ := NewHNSW(16, metric, &HNSWOptions{M: 6, EfConstruction: 40})
+	q, _ := NewHNSW(16, metric, &HNSWOptions{M: 6, EfConstruction: 40, Quantize: SQ8})
 	f, _ := NewFlat(16, metric)
-	out := map[string]Index{"hnsw": h, "flat": f}
+	out := map[string]Index{"hnsw": h, "hnsw-sq8": q, "flat": f}
 	for _, idx := range out {
 		for i, v := range vecs {
 			if err := idx.Add(uint64(i)*3, v); err != nil {

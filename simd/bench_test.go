@@ -123,3 +123,48 @@ func BenchmarkExported(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRows scores a query against 32 rows scattered through a larger
+// arena (the shape of one expanded HNSW node on layer 0), with one row
+// kernel call ("rows") and with one single-pair call per row ("calls", the
+// loop the row kernels replace). Dimensions are those of the standard
+// benchmark sets.
+func BenchmarkRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	for _, d := range []int{25, 128, 784} {
+		arena := randVec(r, 256*d, 0, 1)
+		q := randVec(r, d, 0, 1)
+		rows := make([][]float32, 32)
+		for i := range rows {
+			j := r.IntN(256)
+			rows[i] = arena[j*d : (j+1)*d]
+		}
+		dst := make([]float32, len(rows))
+		kernels := []struct {
+			name string
+			f    func()
+		}{
+			{"dot/rows", func() { DotRows(dst, q, rows) }},
+			{"dot/calls", func() {
+				for i, row := range rows {
+					dst[i] = Dot(q, row)
+				}
+			}},
+			{"l2/rows", func() { L2SquaredRows(dst, q, rows) }},
+			{"l2/calls", func() {
+				for i, row := range rows {
+					dst[i] = L2Squared(q, row)
+				}
+			}},
+		}
+		for _, k := range kernels {
+			b.Run(fmt.Sprintf("d=%d/%s", d, k.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					k.f()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
+			})
+		}
+	}
+}

@@ -40,6 +40,15 @@ func FuzzKernels(f *testing.F) {
 		wantL2 := refL2(a, b)
 		checkSame(t, "l2", lg, la, wantL2, wantL2)
 
+		// The row kernels, over the same pair given as one row and twice.
+		rd, rl := make([]float32, 2), make([]float32, 2)
+		DotRows(rd, a, [][]float32{b, b})
+		L2SquaredRows(rl, a, [][]float32{b, b})
+		for i := range 2 {
+			checkSame(t, "dot rows", dg, rd[i], want, mag)
+			checkSame(t, "l2 rows", lg, rl[i], wantL2, wantL2)
+		}
+
 		// The remaining kernels must not panic on any input.
 		_ = CosineDistance(a, b)
 		_ = Norm(a)
@@ -89,4 +98,34 @@ func floatBytes(v ...float32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 	}
 	return b
+}
+
+// FuzzCodes decodes a query of 8k float32s (any bit pattern) and k*8 codes
+// from the fuzz input and checks the code kernel against the pure-Go one
+// and a float64 reference.
+func FuzzCodes(f *testing.F) {
+	f.Add(floatBytes(1, 2, 3, 4, 5, 6, 7, 8), []byte{0, 1, 2, 3, 252, 253, 254, 255})
+	f.Add(floatBytes(float32(math.NaN()), 1, 2, 3, 4, 5, 6, 7), []byte{9, 9, 9, 9, 9, 9, 9, 9})
+	f.Add(floatBytes(3e38, 3e38, 3e38, 3e38, 1, 1, 1, 1), []byte{255, 255, 255, 255, 255, 255, 255, 255})
+	f.Fuzz(func(t *testing.T, qb, codes []byte) {
+		n := min(len(qb)/4, len(codes)) &^ 7
+		q := make([]float32, n)
+		for i := range q {
+			q[i] = math.Float32frombits(binary.LittleEndian.Uint32(qb[4*i:]))
+		}
+		c := codes[:n]
+		var want, mag float64
+		for i := range q {
+			p := float64(q[i]) * float64(c[i])
+			want += p
+			mag += math.Abs(p)
+		}
+		got := make([]float32, 2)
+		DotCodesRows(got, q, [][]uint8{c, c})
+		g := dotCodesGeneric(q, c)
+		checkSame(t, "codes", g, got[0], want, mag)
+		if math.Float32bits(got[0]) != math.Float32bits(got[1]) && !(isNaN32(got[0]) && isNaN32(got[1])) {
+			t.Fatalf("the same row scored %g and %g", got[0], got[1])
+		}
+	})
 }

@@ -7,11 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/mnemodb/mnemo/bench"
+	"github.com/mnemodb/mnemo/index"
 )
 
 // benchSubcommands maps each subcommand of "mnemo bench" to the function
@@ -62,10 +64,12 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	m := fs.Int("m", 16, "HNSW M, `N` neighbours per node")
 	efc := fs.Int("efc", 200, "HNSW efConstruction `N`")
 	backends := fs.String("backends", "hnsw,flat,coder", "comma-separated `LIST` of backends: hnsw, flat, coder")
+	quantize := fs.String("quantize", "none", "the hnsw backend's quantization `Q`: none, or sq8 (walk on 8-bit codes, re-rank with float32)")
 	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "`N` goroutines for the parallel build and query runs (1: single-goroutine build)")
 	queries := fs.Int("queries", 0, "use at most `N` queries (0: all)")
 	jsonOut := fs.String("json", "", "write the results as JSON to `FILE`")
 	svgOut := fs.String("svg", "", "write a recall vs queries/s chart to `FILE`")
+	hnswlibIn := fs.String("hnswlib", "", "add hnswlib's points to the chart from `FILE`, the results.jsonl the hnswlib side-by-side script leaves in its work directory")
 	showProgress := fs.Bool("progress", false, "show each build's progress, vectors/s and the time left on standard error (default: when it is a terminal)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -74,7 +78,11 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return fs.fail("%v", err)
 	}
-	cfg := bench.Config{K: *k, M: *m, EfC: *efc, Threads: *threads, Queries: *queries, Snapshot: true}
+	quant, err := index.ParseQuantization(*quantize)
+	if err != nil {
+		return fs.fail("--quantize: %v", err)
+	}
+	cfg := bench.Config{K: *k, M: *m, EfC: *efc, Threads: *threads, Queries: *queries, Snapshot: true, Quantize: quant}
 	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
 		cfg.BuildProgress = buildProgress(stderr)
 	}
@@ -107,6 +115,18 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	default:
 		return fs.fail("give --base and --query, or --synthetic")
 	}
+	var extra []bench.Row
+	if *hnswlibIn != "" {
+		f, err := os.Open(*hnswlibIn)
+		if err != nil {
+			return fmt.Errorf("--hnswlib: %w", err)
+		}
+		extra, err = bench.ReadHnswlibResults(f, *k)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("--hnswlib: %w", err)
+		}
+	}
 	rows, err := bench.Run(ds, cfg, stderr)
 	if err != nil {
 		return err
@@ -125,7 +145,8 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	}
 	if *svgOut != "" {
 		title := fmt.Sprintf("%s (%d x %d, %s): recall@%d vs queries/s", ds.Name, len(ds.Base), ds.Dim(), metric, *k)
-		if err := writeFile(*svgOut, func(w io.Writer) error { return bench.WriteSVG(w, rows, title) }); err != nil {
+		chart := append(slices.Clip(rows), extra...)
+		if err := writeFile(*svgOut, func(w io.Writer) error { return bench.WriteSVG(w, chart, title) }); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}

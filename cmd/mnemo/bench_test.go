@@ -36,7 +36,22 @@ func TestBenchANN(t *testing.T) {
 	if err := xml.Unmarshal(s, new(struct{})); err != nil || !bytes.Contains(s, []byte("queries per second")) || !bytes.Contains(s, []byte(">hnsw<")) {
 		t.Fatalf("SVG: %v", err)
 	}
-	for _, bad := range [][]string{{"bench"}, {"bench", "ann"}, {"bench", "ann", "--synthetic", "n=x"}, {"bench", "ann", "--synthetic", "n=10", "--ef", "0"}} {
+	// The quantized backend runs and answers as well.
+	out.Reset()
+	code = run([]string{"bench", "ann", "--synthetic", "n=800,dim=16,clusters=8,seed=3,queries=20", "--ef", "200",
+		"--backends", "hnsw", "--quantize", "sq8", "--threads", "1"}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "1.0000") {
+		t.Fatalf("--quantize sq8: exit %d, want recall 1 at ef 200:\n%s%s", code, out.String(), errOut.String())
+	}
+	// hnswlib's points from a results file join the chart.
+	results := filepath.Join(dir, "results.jsonl")
+	os.WriteFile(results, []byte(`{"system":"hnswlib","ef":10,"recall":0.93,"qps":50000}`+"\n"), 0o644)
+	code = run([]string{"bench", "ann", "--synthetic", "n=500,dim=16,clusters=8,seed=3,queries=20", "--ef", "10",
+		"--backends", "hnsw", "--threads", "1", "--svg", svg, "--hnswlib", results}, &out, &errOut)
+	if s, _ = os.ReadFile(svg); code != 0 || !bytes.Contains(s, []byte(">hnswlib<")) {
+		t.Fatalf("--hnswlib: exit %d, %s; the chart has no hnswlib series", code, errOut.String())
+	}
+	for _, bad := range [][]string{{"bench"}, {"bench", "ann"}, {"bench", "ann", "--synthetic", "n=x"}, {"bench", "ann", "--synthetic", "n=10", "--ef", "0"}, {"bench", "ann", "--synthetic", "n=10", "--quantize", "pq"}} {
 		if code := run(bad, &out, &errOut); code != 2 {
 			t.Errorf("mnemo %v: exit %d, want 2", bad, code)
 		}

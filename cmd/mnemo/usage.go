@@ -37,7 +37,7 @@ var usages = []usage{
 		"Write a consistent copy of the database; restoring is opening the copy."},
 	{"compact", "compact --db DIR", "give the space of deleted records back",
 		"Give the space of deleted records back."},
-	{"bench ann", "bench ann (--base FILE --query FILE [--gt FILE] | --synthetic SPEC) [--metric M] [--k N] [--ef LIST] [--m N] [--efc N] [--backends LIST] [--threads N] [--queries N] [--json FILE] [--svg FILE] [--progress]", "measure recall and queries/s of the index backends",
+	{"bench ann", "bench ann (--base FILE --query FILE [--gt FILE] | --synthetic SPEC) [--metric M] [--k N] [--ef LIST] [--m N] [--efc N] [--backends LIST] [--quantize Q] [--threads N] [--queries N] [--json FILE] [--svg FILE] [--hnswlib FILE] [--progress]", "measure recall and queries/s of the index backends",
 		"Measure the index backends on TEXMEX files or a synthetic set: build rate, memory, recall@k, queries/s and latency per ef."},
 	{"version", "version", "the module version and VCS revision",
 		"Print the module version and the VCS revision mnemo was built from."},
