@@ -24,10 +24,13 @@ func CheckID(id string) error { return validateID(id) }
 // Upsert, with the error Upsert would return (ErrInvalidID,
 // ErrInvalidRecord, ErrDimension, ErrNonFinite, ErrZeroVector,
 // ErrNormOverflow), and returns r's metadata encoded as the JSON the
-// engine stores (nil for none). r.ID must be set: Upsert assigns IDs
-// before it checks records. i is r's position in its batch, for errors.
+// engine stores (nil for none). An empty r.ID is valid (Upsert assigns
+// one); i is r's position in its batch, which names it in errors then.
 func CheckRecord(cfg CollectionConfig, i int, r Record) ([]byte, error) {
 	name := recordName(i, r.ID)
+	if r.ID == "" {
+		r.ID = "_" // Upsert assigns a valid ID
+	}
 	meta, err := validateRecord(&r, name)
 	if err != nil {
 		return nil, err
@@ -110,4 +113,38 @@ func CheckQuery(name string, cfg CollectionConfig, q Query) (Query, Mode, error)
 		q.K = 10
 	}
 	return q, mode, nil
+}
+
+// TextTerms returns what the full-text index of a collection with config
+// cfg holds for a record with this content and metadata (in its stored
+// form: as decoded from the JSON CheckRecord returns): the distinct terms
+// of its text, sorted, each with its frequency, and the text's length in
+// terms. A config that disables the full-text index gives none.
+func TextTerms(cfg CollectionConfig, content string, meta map[string]any) (terms []string, freqs []int, length int) {
+	if cfg.Text.Disabled {
+		return nil, nil, 0
+	}
+	d := analyzeDoc(textOf(content, meta, cfg.Text.Fields))
+	terms = make([]string, len(d.terms))
+	freqs = make([]int, len(d.terms))
+	for i, t := range d.terms {
+		terms[i], freqs[i] = t.term, int(t.tf)
+	}
+	return terms, freqs, int(d.length)
+}
+
+// BM25IDF is the inverse document frequency of a term in df of n
+// documents, in the non-negative form the full-text index scores with
+// (Lucene's): ln(1 + (n - df + 0.5) / (df + 0.5)).
+func BM25IDF(n, df int) float64 { return idf(n, df) }
+
+// WithDefaults returns c with the documented defaults of its zero fields
+// applied, as CreateCollection stores it and Collection.Config returns it.
+func (c CollectionConfig) WithDefaults() CollectionConfig { return c.withDefaults() }
+
+// Equal reports whether c and o define the same collection (defaults
+// applied to both): what CreateCollection compares with the config of an
+// existing collection of the same name.
+func (c CollectionConfig) Equal(o CollectionConfig) bool {
+	return c.withDefaults().equal(o.withDefaults())
 }
