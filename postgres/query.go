@@ -200,8 +200,8 @@ func (c *Collection) textSQL(q engine.Query, qv *pgvector.Vector, k int) (string
 		dist = c.distanceSQL(b.arg(qv))
 	}
 	b.write(`WITH q AS (SELECT * FROM unnest(`, tp, `::text[], `, qp, `::float8[]) AS q(term, qtf)),
-st AS (SELECT count(*) FILTER (WHERE text_len > 0)::float8 AS n, coalesce(sum(text_len), 0)::float8 AS total FROM `, c.table, `),
-w AS (SELECT q.term, ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5)) * q.qtf * (`, k1, `::float8 + 1) AS wt
+st AS MATERIALIZED (SELECT count(*) FILTER (WHERE text_len > 0)::float8 AS n, coalesce(sum(text_len), 0)::float8 AS total FROM `, c.table, `),
+w AS MATERIALIZED (SELECT q.term, ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5)) * q.qtf * (`, k1, `::float8 + 1) AS wt
 	FROM q CROSS JOIN st CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM `, c.table, ` x WHERE x.terms @> ARRAY[q.term]) d
 	WHERE d.df > 0),
 c AS (SELECT `, c.columns(q, dist), ` AS d, (SELECT sum(w.wt * f.tf / (f.tf + `, k1, `::float8 * (1 - `, bp, `::float8 + `, bp, `::float8 * t.text_len / (st.total / nullif(st.n, 0)))))
