@@ -89,3 +89,8 @@ func unit(v, lo, hi float64) float64 {
 	}
 	return (v - lo) / (hi - lo)
 }
+
+// NeighborDepth is how many candidates a text query with Neighbors scores
+// before it spreads their scores (a hybrid query spreads over its fused
+// candidates).
+const NeighborDepth = spreadDepth

@@ -36,11 +36,15 @@ func (c *Collection) Query(ctx context.Context, q engine.Query) ([]engine.Hit, e
 		return nil, err
 	}
 	k := q.K
-	if mode == engine.ModeHybrid {
+	switch {
+	case mode == engine.ModeHybrid:
 		k = engine.FusionDepth(q.Fusion, q.K)
+	case mode == engine.ModeText && q.Neighbors != nil:
+		k = max(k, engine.NeighborDepth)
 	}
 	var vec, txt []engine.Hit
 	err = c.s.do(ctx, func(ctx context.Context) error {
+		var err error
 		vec, txt, err = c.sides(ctx, q, mode, k, q.Exact)
 		if err != nil {
 			return err
@@ -61,12 +65,23 @@ func (c *Collection) Query(ctx context.Context, q engine.Query) ([]engine.Hit, e
 		hits = txt
 	case engine.ModeHybrid:
 		hits = merge(vec, txt)
+		engine.FuseScores(hits, q.Fusion)
+	}
+	if q.Neighbors != nil {
+		if hits, err = c.spread(ctx, q, hits); err != nil {
+			return nil, err
+		}
+		if mode == engine.ModeText {
+			engine.SortHits(hits)
+			hits = hits[:min(len(hits), q.K)]
+		}
 	}
 	if q.MinSimilarity != nil {
 		hits = slices.DeleteFunc(hits, func(h engine.Hit) bool { return h.Similarity < *q.MinSimilarity })
 	}
 	if mode == engine.ModeHybrid {
-		hits = engine.Fuse(hits, q.Fusion, q.K)
+		engine.SortHits(hits)
+		hits = hits[:min(len(hits), q.K)]
 	}
 	return hits, nil
 }
@@ -119,12 +134,12 @@ func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode
 		return nil, nil, err
 	}
 	if mode != engine.ModeText {
-		if vec, err = c.collectHits(br, q, false); err != nil {
+		if vec, err = c.collectHits(br, false); err != nil {
 			return nil, nil, err
 		}
 	}
 	if mode != engine.ModeVector {
-		if txt, err = c.collectHits(br, q, true); err != nil {
+		if txt, err = c.collectHits(br, true); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -216,41 +231,53 @@ SELECT * FROM c WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT `, b.arg(i
 }
 
 // collectHits reads one side's rows into hits ranked from 1.
-func (c *Collection) collectHits(br pgx.BatchResults, q engine.Query, text bool) ([]engine.Hit, error) {
+func (c *Collection) collectHits(br pgx.BatchResults, text bool) ([]engine.Hit, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return nil, err
 	}
 	rank := 0
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Hit, error) {
-		var h engine.Hit
-		var vec *pgvector.Vector
-		var meta []byte
-		var dist, score *float64
-		if err := r.Scan(&h.Record.ID, &h.Record.Content, &meta, &vec, &dist, &score); err != nil {
+		h, err := c.scanHit(r)
+		if err != nil {
 			return h, err
 		}
 		rank++
-		if vec != nil {
-			h.Record.Vector = vec.Slice()
-		}
-		var err error
-		if h.Record.Metadata, err = decodeMetadata(h.Record.ID, meta); err != nil {
-			return h, err
-		}
-		if dist != nil {
-			d := *dist
-			if c.cfg.Metric == engine.L2 {
-				d *= d
-			}
-			h.Distance = float32(d)
-			h.Similarity = engine.Similarity(c.cfg.Metric, h.Distance)
-		}
 		if text {
-			h.TextRank, h.TextScore, h.Score = rank, *score, *score
+			h.TextRank, h.TextScore = rank, h.Score
 		} else {
 			h.VectorRank, h.Score = rank, float64(h.Similarity)
 		}
 		return h, nil
 	})
+}
+
+// scanHit reads a row of columns and a score (NULL: 0) into a hit.
+func (c *Collection) scanHit(r pgx.CollectableRow) (engine.Hit, error) {
+	var h engine.Hit
+	var vec *pgvector.Vector
+	var meta []byte
+	var dist, score *float64
+	if err := r.Scan(&h.Record.ID, &h.Record.Content, &meta, &vec, &dist, &score); err != nil {
+		return h, err
+	}
+	if vec != nil {
+		h.Record.Vector = vec.Slice()
+	}
+	var err error
+	if h.Record.Metadata, err = decodeMetadata(h.Record.ID, meta); err != nil {
+		return h, err
+	}
+	if dist != nil {
+		d := *dist
+		if c.cfg.Metric == engine.L2 {
+			d *= d
+		}
+		h.Distance = float32(d)
+		h.Similarity = engine.Similarity(c.cfg.Metric, h.Distance)
+	}
+	if score != nil {
+		h.Score = *score
+	}
+	return h, nil
 }

@@ -371,6 +371,9 @@ func testBadQueries(t *testing.T, s backend.Store) {
 		{"weight", c, engine.Query{Vector: []float32{1, 0}, Text: "a", Fusion: engine.Fusion{VectorWeight: 1}}, engine.ErrBadQuery},
 		{"bm25", c, engine.Query{Text: "a", BM25: &engine.BM25{K1: -1}}, engine.ErrBadQuery},
 		{"text disabled", notext, engine.Query{Text: "a"}, engine.ErrBadQuery},
+		{"neighbours of a vector query", c, engine.Query{Vector: []float32{1, 0}, Neighbors: &engine.Neighbors{Position: "p", Weight: 0.5}}, engine.ErrBadQuery},
+		{"neighbour weight", c, engine.Query{Text: "a", Neighbors: &engine.Neighbors{Position: "p", Weight: 2}}, engine.ErrBadQuery},
+		{"neighbour position", c, engine.Query{Text: "a", Neighbors: &engine.Neighbors{Weight: 0.5}}, engine.ErrBadQuery},
 	}
 	for _, tc := range cases {
 		if _, err := tc.c.Query(ctx, tc.q); !errors.Is(err, tc.want) {

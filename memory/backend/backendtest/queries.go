@@ -44,7 +44,8 @@ func corpus(seed uint64, n, dim int) []engine.Record {
 			sb.WriteByte(' ')
 		}
 		recs[i] = engine.Record{ID: fmt.Sprintf("doc-%04d", i), Vector: v, Content: sb.String(),
-			Metadata: map[string]any{"group": float64(i % 5), "speaker": []string{"alice", "bob", "carol"}[i%3]}}
+			Metadata: map[string]any{"group": float64(i % 5), "speaker": []string{"alice", "bob", "carol"}[i%3],
+				"session": fmt.Sprintf("s%d", i/40), "pos": float64(i % 40)}}
 	}
 	return recs
 }
@@ -169,6 +170,9 @@ func testTextQuery(t *testing.T, s backend.Store) {
 		{Text: "nothing-matches-this"},
 		{Text: "vector index", Vector: recs[3].Vector, Mode: engine.ModeText},
 		{Text: "vector index", Vector: recs[3].Vector, Mode: engine.ModeText, MinSimilarity: new(float32(0))},
+		{Text: "paul tokyo", Neighbors: &engine.Neighbors{Group: "session", Position: "pos", Weight: 0.5}},
+		{Text: "coffee", K: 15, Neighbors: &engine.Neighbors{Group: "group", Position: "pos", Weight: 1, Window: 3}, Filter: f},
+		{Text: "rain sun", Vector: recs[9].Vector, Mode: engine.ModeText, Neighbors: &engine.Neighbors{Position: "pos", Weight: 0.2}},
 	}
 	for i, q := range queries {
 		g, err := got.Query(ctx, q)
@@ -208,7 +212,10 @@ func testHybridQuery(t *testing.T, s backend.Store) {
 			q.Filter = f
 		case 3:
 			q.MinSimilarity = new(float32(0.1))
-			q.Fusion.Method = engine.FusionWeighted
+			q.Fusion.Method = engine.FusionRRF
+		}
+		if i >= 8 {
+			q.Neighbors = &engine.Neighbors{Group: "session", Position: "pos", Weight: 0.3, Window: i - 7}
 		}
 		g, err := got.Query(ctx, q)
 		if err != nil {
