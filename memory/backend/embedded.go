@@ -8,8 +8,14 @@ import (
 
 // Embedded returns db as a Store. The caller keeps owning db: the Store's
 // Close does nothing, and db must stay open while the Store is used.
-// Safe for concurrent use by multiple goroutines, as db is.
-func Embedded(db *engine.DB) Store { return embedded{db: db} }
+// Safe for concurrent use by multiple goroutines, as db is. A nil db
+// gives a nil Store.
+func Embedded(db *engine.DB) Store {
+	if db == nil {
+		return nil
+	}
+	return embedded{db: db}
+}
 
 // OpenEmbedded opens (or creates) the engine database in dir with opts, as
 // engine.Open does, and returns it as a Store that owns it: the Store's
