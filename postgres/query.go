@@ -176,13 +176,15 @@ func (c *Collection) vectorSQL(q engine.Query, qv *pgvector.Vector, k int, exact
 	var b sqlBuilder
 	p := b.arg(qv)
 	dist := c.distanceSQL(p)
+	// ORDER BY the distance alone is what pgvector's index answers; an
+	// expression of it (or a second key) is an exact scan and sort.
 	order := dist
 	if exact || c.cfg.Index == engine.Flat {
-		order = dist + " + 0" // not the index's expression: an exact scan
+		order = dist + " + 0, t.id"
 	}
 	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ")
 	filterSQL(&b, "t.metadata", q.Filter)
-	b.write(" ORDER BY ", order, ", t.id LIMIT ", b.arg(int64(k)))
+	b.write(" ORDER BY ", order, " LIMIT ", b.arg(int64(k)))
 	return b.String(), b.args
 }
 
