@@ -483,3 +483,84 @@ func typeName(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
+
+// FilterOp names a node of a filter's tree (see Filter.Tree).
+type FilterOp string
+
+// Filter operators. FilterAnd and FilterOr combine their Children; every
+// other operator tests the metadata field Field of a record.
+const (
+	FilterAnd    FilterOp = "$and"
+	FilterOr     FilterOp = "$or"
+	FilterEq     FilterOp = "$eq"
+	FilterNe     FilterOp = "$ne"
+	FilterGt     FilterOp = "$gt"
+	FilterGte    FilterOp = "$gte"
+	FilterLt     FilterOp = "$lt"
+	FilterLte    FilterOp = "$lte"
+	FilterIn     FilterOp = "$in"
+	FilterNin    FilterOp = "$nin"
+	FilterExists FilterOp = "$exists"
+)
+
+// FilterNode is one node of a parsed filter, for code that evaluates
+// filters elsewhere (a backend that translates them to its own query
+// language). Values are canonical: string, float64, bool or nil. Match
+// defines the semantics each node must keep:
+//
+//   - $eq: the field is present, holds a scalar, and equals Value (same
+//     type; numbers compare as float64).
+//   - $ne: the negation of $eq (true for an absent field, or a list or
+//     object).
+//   - $gt, $gte, $lt, $lte: the field holds a value of Value's type (a
+//     number or a string) and compares so with it (strings byte-wise);
+//     false for any other type.
+//   - $in: $eq with one of Values; $nin: its negation.
+//   - $exists: the field's presence (even holding null) equals Value.
+type FilterNode struct {
+	Op       FilterOp
+	Field    string
+	Value    any
+	Values   []any
+	Children []FilterNode
+}
+
+// Tree returns the filter as a tree of nodes, or false for a filter that
+// admits everything. Implicit conjunctions (several fields in one object)
+// are FilterAnd nodes, with fields in sorted order. The tree is a copy:
+// changing it does not change the filter. Its cost is linear in the
+// filter's size.
+func (f *Filter) Tree() (FilterNode, bool) {
+	if f.IsEmpty() {
+		return FilterNode{}, false
+	}
+	return treeOf(f.root), true
+}
+
+func treeOf(n node) FilterNode {
+	switch x := n.(type) {
+	case andNode:
+		return FilterNode{Op: FilterAnd, Children: treesOf(x)}
+	case orNode:
+		return FilterNode{Op: FilterOr, Children: treesOf(x)}
+	case cmpNode:
+		return FilterNode{Op: FilterOp(x.op), Field: x.field, Value: x.val}
+	case inNode:
+		op := FilterIn
+		if x.not {
+			op = FilterNin
+		}
+		return FilterNode{Op: op, Field: x.field, Values: slices.Clone(x.vals)}
+	case existsNode:
+		return FilterNode{Op: FilterExists, Field: x.field, Value: x.want}
+	}
+	panic(fmt.Sprintf("engine: unknown filter node %T", n))
+}
+
+func treesOf(ns []node) []FilterNode {
+	out := make([]FilterNode, len(ns))
+	for i, n := range ns {
+		out[i] = treeOf(n)
+	}
+	return out
+}

@@ -234,67 +234,11 @@ func (c *Collection) QueryPlan(ctx context.Context, q Query) ([]Hit, Plan, error
 
 // checkQuery validates q, applies its defaults and resolves its mode.
 func (c *Collection) checkQuery(q *Query) (Mode, error) {
-	mode := q.Mode
-	if mode == ModeAuto {
-		switch {
-		case q.Vector != nil && q.Text != "":
-			mode = ModeHybrid
-		case q.Text != "":
-			mode = ModeText
-		default:
-			mode = ModeVector
-		}
+	checked, mode, err := CheckQuery(c.name, c.cfg, *q)
+	if err != nil {
+		return "", err
 	}
-	switch mode {
-	case ModeVector, ModeText, ModeHybrid:
-	default:
-		return "", fmt.Errorf("%w: unknown mode %q (want vector, text or hybrid)", ErrBadQuery, mode)
-	}
-	if mode != ModeText || q.Vector != nil {
-		if err := c.checkVector(q.Vector); err != nil {
-			return "", fmt.Errorf("query: %w", err)
-		}
-	}
-	if mode != ModeVector && c.text == nil {
-		return "", fmt.Errorf("%w: collection %q has no full-text index (its config disables it)", ErrBadQuery, c.name)
-	}
-	f := q.Fusion
-	switch {
-	case q.K < 0:
-		return "", fmt.Errorf("%w: k is %d", ErrBadQuery, q.K)
-	case q.Ef < 0:
-		return "", fmt.Errorf("%w: ef is %d", ErrBadQuery, q.Ef)
-	case q.MinSimilarity != nil && math.IsNaN(float64(*q.MinSimilarity)):
-		return "", fmt.Errorf("%w: minimum similarity is NaN", ErrBadQuery)
-	case q.MinSimilarity != nil && q.Vector == nil:
-		return "", fmt.Errorf("%w: a minimum similarity needs a query vector", ErrBadQuery)
-	case f.Method != "" && f.Method != FusionRRF && f.Method != FusionWeighted:
-		return "", fmt.Errorf("%w: unknown fusion method %q (want rrf or weighted)", ErrBadQuery, f.Method)
-	case f.RRFK < 0 || f.Depth < 0:
-		return "", fmt.Errorf("%w: fusion k %d, depth %d", ErrBadQuery, f.RRFK, f.Depth)
-	case !(f.VectorWeight >= 0 && f.VectorWeight < 1):
-		return "", fmt.Errorf("%w: fusion vector weight %v, want [0, 1)", ErrBadQuery, f.VectorWeight)
-	}
-	if q.BM25 != nil {
-		if err := q.BM25.validate(); err != nil {
-			return "", fmt.Errorf("%w: %v", ErrBadQuery, err)
-		}
-	}
-	if nb := q.Neighbors; nb != nil {
-		switch {
-		case mode == ModeVector:
-			return "", fmt.Errorf("%w: neighbours spread text and hybrid scores; a vector query has none to spread", ErrBadQuery)
-		case nb.Position == "":
-			return "", fmt.Errorf("%w: neighbours need a position field", ErrBadQuery)
-		case !(nb.Weight > 0 && nb.Weight <= 1):
-			return "", fmt.Errorf("%w: neighbour weight %v, want (0, 1]", ErrBadQuery, nb.Weight)
-		case nb.Window < 0 || nb.Window > 16:
-			return "", fmt.Errorf("%w: neighbour window %d, want 0..16", ErrBadQuery, nb.Window)
-		}
-	}
-	if q.K == 0 {
-		q.K = 10
-	}
+	*q = checked
 	return mode, nil
 }
 
@@ -407,15 +351,7 @@ func (c *Collection) fillDistances(vec []float32, hits []Hit) error {
 
 // hybrid runs both sides and fuses them. The caller holds c.mu.
 func (c *Collection) hybrid(q Query) ([]Hit, Plan, error) {
-	f := q.Fusion
-	depth := f.Depth
-	if depth == 0 {
-		depth = max(q.K, DefaultFusionDepth)
-	}
-	w := f.VectorWeight
-	if w == 0 {
-		w = DefaultVectorWeight
-	}
+	depth := FusionDepth(q.Fusion, q.K)
 	vq := q
 	vq.K = depth
 	vres, plan, err := c.search(vq)
@@ -439,34 +375,7 @@ func (c *Collection) hybrid(q Query) ([]Hit, Plan, error) {
 		}
 		hits[j].TextRank, hits[j].TextScore = i+1, r.score
 	}
-	switch f.Method {
-	case FusionWeighted, "":
-		vlo, vhi := minMax(hits, func(h *Hit) (float64, bool) { return float64(h.Similarity), h.VectorRank > 0 })
-		tlo, thi := minMax(hits, func(h *Hit) (float64, bool) { return h.TextScore, h.TextRank > 0 })
-		for i := range hits {
-			h := &hits[i]
-			if h.VectorRank > 0 {
-				h.Score += w * unit(float64(h.Similarity), vlo, vhi)
-			}
-			if h.TextRank > 0 {
-				h.Score += (1 - w) * unit(h.TextScore, tlo, thi)
-			}
-		}
-	case FusionRRF:
-		k := float64(f.RRFK)
-		if k == 0 {
-			k = 60
-		}
-		for i := range hits {
-			h := &hits[i]
-			if h.VectorRank > 0 {
-				h.Score += w / (k + float64(h.VectorRank))
-			}
-			if h.TextRank > 0 {
-				h.Score += (1 - w) / (k + float64(h.TextRank))
-			}
-		}
-	}
+	FuseScores(hits, q.Fusion)
 	if q.Neighbors != nil {
 		hits = c.spread(q, hits)
 	}
@@ -572,25 +481,6 @@ func (c *Collection) spread(q Query, hits []Hit) []Hit {
 		}
 	}
 	return hits
-}
-
-func minMax(hits []Hit, val func(*Hit) (float64, bool)) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for i := range hits {
-		if v, ok := val(&hits[i]); ok {
-			lo, hi = min(lo, v), max(hi, v)
-		}
-	}
-	return lo, hi
-}
-
-// unit maps v from [lo, hi] to [0, 1]; a side whose candidates all score
-// the same gives each 1.
-func unit(v, lo, hi float64) float64 {
-	if hi <= lo {
-		return 1
-	}
-	return (v - lo) / (hi - lo)
 }
 
 // readMany completes hits from Pebble through one iterator, seeking in ID

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
 )
 
 // jsonRecord is the JSONL form of a record for import and export.
@@ -28,7 +29,7 @@ func toJSON(r engine.Record) jsonRecord {
 // dbFlag adds the required flag --db to fs.
 func dbFlag(fs *flagSet) *string {
 	fs.require("db")
-	return fs.String("db", "", "the database directory `DIR`")
+	return fs.String("db", "", "the database directory `DIR`, or a PostgreSQL URL (postgres://...)")
 }
 
 // collectionFlag adds --collection to fs, required or optional.
@@ -56,25 +57,25 @@ func openReader(dir string) (*engine.DB, error) {
 // closeDB closes db and reports a failed close in *err unless it already
 // holds an error. Commands that write defer it, so that a failure to
 // flush or checkpoint at close is not lost.
-func closeDB(db *engine.DB, err *error) {
+func closeDB(db io.Closer, err *error) {
 	if cerr := db.Close(); cerr != nil && *err == nil {
 		*err = cerr
 	}
 }
 
-// openCollection opens the database in dir for reading and its collection
-// name; the caller closes the database.
-func openCollection(dir, name string) (*engine.DB, *engine.Collection, error) {
-	db, err := openReader(dir)
+// openCollection opens --db (a directory or a server) for reading and its
+// collection name; the caller closes the store.
+func openCollection(db, name string) (backend.Store, backend.Collection, error) {
+	s, err := openStore(db, false, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := db.Collection(name)
+	c, err := s.Collection(context.Background(), name)
 	if err != nil {
-		db.Close()
+		s.Close()
 		return nil, nil, err
 	}
-	return db, c, nil
+	return s, c, nil
 }
 
 func stats(args []string, out, stderr io.Writer) error {
@@ -82,6 +83,9 @@ func stats(args []string, out, stderr io.Writer) error {
 	dir := dbFlag(fs)
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if isServer(*dir) {
+		return serverStats(*dir, out)
 	}
 	db, err := openReader(*dir)
 	if err != nil {
@@ -175,6 +179,9 @@ func verify(args []string, out, stderr io.Writer) error {
 	dir := dbFlag(fs)
 	if err := fs.parse(args); err != nil {
 		return err
+	}
+	if isServer(*dir) {
+		return serverVerify(*dir, out)
 	}
 	db, err := openReader(*dir)
 	if engine.IsCorruption(err) {

@@ -84,7 +84,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		in = f
 	}
 	create := newCfg.Dimension > 0
-	db, err := openDB(*dir, create)
+	db, err := openStore(*dir, true, create)
 	if errors.Is(err, engine.ErrNoDatabase) {
 		return fmt.Errorf("no database in %s; pass --dim or --embedder to create it", *dir)
 	}
@@ -92,7 +92,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		return err
 	}
 	defer closeDB(db, &err)
-	c, err := db.Collection(*name)
+	c, err := db.Collection(context.Background(), *name)
 	if errors.Is(err, engine.ErrCollectionNotFound) {
 		if !create {
 			return fmt.Errorf("collection %q does not exist in %s; pass --dim or --embedder to create it", *name, *dir)
@@ -147,7 +147,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 			err := errs[i]
 			if err == nil {
 				pending[j].Vector = vecs[i]
-				err = c.Validate(pending[j])
+				err = validate(c, pending[j])
 			}
 			if err != nil {
 				if err := reject(lineOf[j], err); err != nil {
@@ -213,7 +213,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		case embedIt:
 			err = canEmbed(rec, *name, c.Config().Embedder, embErr)
 		default:
-			err = c.Validate(rec)
+			err = validate(c, rec)
 		}
 		if err == nil && rec.ID != "" && seen[rec.ID] {
 			err = fmt.Errorf("id %q appears twice in one batch", rec.ID)

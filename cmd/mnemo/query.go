@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
@@ -116,7 +117,7 @@ func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 // A querier answers queries against one collection with the command's
 // settings. It is not safe for concurrent use.
 type querier struct {
-	c        *engine.Collection
+	c        backend.Collection
 	name     string
 	mode     engine.Mode  // ModeAuto: chosen per query
 	defaults engine.Query // K, Ef, Filter and Fusion of every query
@@ -125,7 +126,7 @@ type querier struct {
 	note     string // what a text without a vector gets here in the default mode, when it is not hybrid
 }
 
-func newQuerier(c *engine.Collection, name string, mode engine.Mode, defaults engine.Query) *querier {
+func newQuerier(c backend.Collection, name string, mode engine.Mode, defaults engine.Query) *querier {
 	qr := &querier{c: c, name: name, mode: mode, defaults: defaults}
 	qr.emb, qr.embErr = collectionEmbedder(c.Config())
 	if mode == engine.ModeAuto && errors.Is(qr.embErr, errForeignEmbedder) && !c.Config().Text.Disabled {

@@ -26,7 +26,7 @@ func TestDefaultNames(t *testing.T) {
 	if v.Name() != "memory_store" {
 		t.Errorf("default collection %q, want memory_store", v.Name())
 	}
-	if cs := v.db.Collections(); len(cs) != 1 || cs[0] != "memory_store" {
+	if cs, err := v.db.Collections(ctx); err != nil || len(cs) != 1 || cs[0] != "memory_store" {
 		t.Errorf("collections %q", cs)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -27,7 +28,7 @@ import (
 // for concurrent use by multiple goroutines; Clear waits for calls in
 // flight.
 type VectorMemory struct {
-	db        *engine.DB
+	db        backend.Store
 	ownDB     bool
 	name      string
 	space     *textvec.Space
@@ -36,7 +37,7 @@ type VectorMemory struct {
 	r         textvec.Retrieval
 
 	mu sync.RWMutex // guards c across Clear
-	c  *engine.Collection
+	c  backend.Collection
 }
 
 // VectorOptions configure a VectorMemory; nil means the defaults.
@@ -70,11 +71,11 @@ const MaxMetadataDepth = engine.MaxMetadataDepth - 1
 // OpenVector opens (or creates) a vector memory in its own database in
 // dir; an empty dir means in memory only. Close closes the database.
 func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
-	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	db, err := textvec.OpenStore(dir)
 	if err != nil {
 		return nil, err
 	}
-	v, err := NewVector(db, opts)
+	v, err := NewVectorStore(db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -93,6 +94,13 @@ func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
 // keeps using it, so databases made before keep their memories. Name
 // tells which one is in use.
 func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
+	return NewVectorStore(backend.Embedded(db), opts)
+}
+
+// NewVectorStore returns a vector memory in db (the embedded engine, or a
+// server such as package postgres provides), creating its collection if
+// needed. The caller keeps ownership of db.
+func NewVectorStore(db backend.Store, opts *VectorOptions) (*VectorMemory, error) {
 	var o VectorOptions
 	if opts != nil {
 		o = *opts
@@ -132,12 +140,12 @@ const (
 
 // defaultCollection picks the collection of a VectorMemory opened without
 // a name (see NewVector).
-func defaultCollection(db *engine.DB) string {
+func defaultCollection(db backend.Store) string {
 	if db == nil {
 		return DefaultCollection
 	}
-	if _, err := db.Collection(DefaultCollection); err != nil {
-		if _, err := db.Collection(LegacyCollection); err == nil {
+	if _, err := db.Collection(context.Background(), DefaultCollection); err != nil {
+		if _, err := db.Collection(context.Background(), LegacyCollection); err == nil {
 			return LegacyCollection
 		}
 	}
@@ -147,7 +155,7 @@ func defaultCollection(db *engine.DB) string {
 // Name returns the name of the memory's collection.
 func (v *VectorMemory) Name() string { return v.name }
 
-func (v *VectorMemory) collection(ctx context.Context) (*engine.Collection, error) {
+func (v *VectorMemory) collection(ctx context.Context) (backend.Collection, error) {
 	return v.space.Collection(ctx, v.db, v.name)
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -23,7 +24,7 @@ import (
 // embedding fused; documents have no order, so no neighbour spreading.
 type docIndex struct {
 	db    *engine.DB
-	c     *engine.Collection
+	c     backend.Collection
 	space *textvec.Space
 
 	// mu serialises sync-then-query, so concurrent searches each query
@@ -41,7 +42,7 @@ func newDocIndex(e embed.Embedder) (*docIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := space.Collection(context.Background(), db, "documents")
+	c, err := space.Collection(context.Background(), backend.Embedded(db), "documents")
 	if err != nil {
 		db.Close()
 		return nil, err

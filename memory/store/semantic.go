@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -26,9 +27,9 @@ import (
 // exactly at the cutoff is kept). A Semantic is safe for concurrent use by
 // multiple goroutines.
 type Semantic struct {
-	db    *engine.DB
+	db    backend.Store
 	ownDB bool
-	c     *engine.Collection
+	c     backend.Collection
 	space *textvec.Space
 	maxD  *float32
 	r     textvec.Retrieval
@@ -59,11 +60,11 @@ type SemanticOptions struct {
 // OpenSemantic opens (or creates) a fact store in its own database in dir;
 // an empty dir means in memory only. Close closes the database.
 func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
-	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	db, err := textvec.OpenStore(dir)
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewSemantic(db, opts)
+	s, err := NewSemanticStore(db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -76,6 +77,13 @@ func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
 // needed. The caller keeps ownership of db: Close leaves it open, so one
 // database can hold every memory of an agent.
 func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
+	return NewSemanticStore(backend.Embedded(db), opts)
+}
+
+// NewSemanticStore returns a fact store in db (the embedded engine, or a
+// server such as package postgres provides), creating its collection if
+// needed. The caller keeps ownership of db.
+func NewSemanticStore(db backend.Store, opts *SemanticOptions) (*Semantic, error) {
 	var o SemanticOptions
 	if opts != nil {
 		o = *opts

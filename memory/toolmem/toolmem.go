@@ -62,6 +62,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -164,9 +165,9 @@ type Options struct {
 // Memory is a tool-usage and text memory. It is safe for concurrent use by
 // multiple goroutines.
 type Memory struct {
-	db           *engine.DB
+	db           backend.Store
 	ownDB        bool
-	tools, texts *engine.Collection
+	tools, texts backend.Collection
 	space        *textvec.Space
 	retrieval    textvec.Retrieval
 }
@@ -174,6 +175,13 @@ type Memory struct {
 // New returns a memory in db, creating its collections if needed. The
 // caller keeps ownership of db.
 func New(db *engine.DB, opts *Options) (*Memory, error) {
+	return NewStore(backend.Embedded(db), opts)
+}
+
+// NewStore returns a memory in s (the embedded engine, or a server such as
+// package postgres provides), creating its collections if needed. The
+// caller keeps ownership of s.
+func NewStore(db backend.Store, opts *Options) (*Memory, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -203,11 +211,11 @@ func New(db *engine.DB, opts *Options) (*Memory, error) {
 // Open opens (or creates) a memory in its own database in dir; an empty dir
 // means in memory only. Close closes the database.
 func Open(dir string, opts *Options) (*Memory, error) {
-	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	db, err := textvec.OpenStore(dir)
 	if err != nil {
 		return nil, err
 	}
-	m, err := New(db, opts)
+	m, err := NewStore(db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -300,7 +308,7 @@ func (m *Memory) Retrieve(ctx context.Context, question string, s *Search) ([]En
 func similarity(h engine.Hit) float32 { return max(0, h.Similarity) }
 
 // search runs a thresholded query over c.
-func (m *Memory) search(ctx context.Context, c *engine.Collection, query string, s *Search) ([]engine.Hit, error) {
+func (m *Memory) search(ctx context.Context, c backend.Collection, query string, s *Search) ([]engine.Hit, error) {
 	var o Search
 	if s != nil {
 		o = *s
@@ -382,5 +390,12 @@ func (m *Memory) SearchText(ctx context.Context, query string, s *Search) ([]Tex
 }
 
 // Count returns the number of tool entries (text memories are not
-// counted, as in the original).
-func (m *Memory) Count() int { return m.tools.Count() }
+// counted, as in the original). On a server a failed count is 0; use
+// CountContext to see the error.
+func (m *Memory) Count() int {
+	n, _ := m.CountContext(context.Background())
+	return n
+}
+
+// CountContext is Count with a context, reporting a failed count.
+func (m *Memory) CountContext(ctx context.Context) (int, error) { return m.tools.Count(ctx) }

@@ -13,6 +13,7 @@ import (
 	"weak"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
@@ -41,20 +42,30 @@ const RecallHeader = "Recalled from earlier in this conversation:"
 
 // store is a window's engine backing.
 type store struct {
-	db       *engine.DB
+	db       backend.Store
 	ownDB    bool
 	session  *sessionKey        // nil unless stored (NewStored)
-	messages *engine.Collection // nil for a New window with recall only
-	rounds   *engine.Collection // nil without recall
+	messages backend.Collection // nil for a New window with recall only
+	rounds   backend.Collection // nil without recall
 	space    *textvec.Space     // nil without recall
 }
 
-// sessionKey names a persistent session: a database and a name. The
-// database is held weakly, so a session left open (its window never
-// closed) does not keep a database the program has dropped in memory.
+// sessionKey names a persistent session: a database and a name. An
+// engine database is held weakly, so a session left open (its window
+// never closed) does not keep a database the program has dropped in
+// memory; another store (a server's) is held until the window closes.
 type sessionKey struct {
-	db   weak.Pointer[engine.DB]
-	name string
+	db    weak.Pointer[engine.DB]
+	store backend.Store // when the store is not an engine database
+	name  string
+}
+
+// keyOf returns the session key of name in db.
+func keyOf(db backend.Store, name string) sessionKey {
+	if e, ok := backend.EngineDB(db); ok {
+		return sessionKey{db: weak.Make(e), name: name}
+	}
+	return sessionKey{store: db, name: name}
 }
 
 // sessions holds the sessions open in this process.
@@ -74,7 +85,7 @@ func acquire(s sessionKey) error {
 		sessions.open = map[sessionKey]bool{}
 	}
 	for k := range sessions.open {
-		if k.db.Value() == nil { // the database was garbage collected
+		if k.store == nil && k.db.Value() == nil { // the database was garbage collected
 			delete(sessions.open, k)
 		}
 	}
@@ -100,6 +111,14 @@ const maxSession = 200
 // one window has it, NewStored of the same session on the same db fails
 // with ErrSessionOpen.
 func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Window, error) {
+	return NewStoredIn(backend.Embedded(db), session, budget, opts)
+}
+
+// NewStoredIn is NewStored in db, the embedded engine or a server such as
+// package postgres provides. The session registry is per process: on a
+// server, two processes can open one session at once, and each should
+// have its own.
+func NewStoredIn(db backend.Store, session string, budget int, opts *Options) (*Window, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
@@ -117,7 +136,7 @@ func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Windo
 		w.st.db.Close()
 		w.st.db, w.st.ownDB = db, false
 	}
-	s := sessionKey{weak.Make(db), session}
+	s := keyOf(db, session)
 	if err := acquire(s); err != nil {
 		return nil, err
 	}
@@ -133,11 +152,11 @@ func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Windo
 // memory only) and returns NewStored's window on it. Close closes the
 // database.
 func OpenStored(dir, session string, budget int, opts *Options) (*Window, error) {
-	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	db, err := textvec.OpenStore(dir)
 	if err != nil {
 		return nil, err
 	}
-	w, err := NewStored(db, session, budget, opts)
+	w, err := NewStoredIn(db, session, budget, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -177,7 +196,7 @@ func (w *Window) open(name string) error {
 	return nil
 }
 
-func (s *store) roundCollection(name string) (*engine.Collection, error) {
+func (s *store) roundCollection(name string) (backend.Collection, error) {
 	return s.space.Collection(context.Background(), s.db, name+".rounds")
 }
 
@@ -187,7 +206,7 @@ var errNothing = errors.New("window: nothing to embed")
 
 // newRecallStore is the in-memory backing of New with recall.
 func newRecallStore(space *textvec.Space) (*store, error) {
-	db, err := engine.Open("", &engine.Options{InMemory: true})
+	db, err := backend.OpenEmbedded("", &engine.Options{InMemory: true})
 	if err != nil {
 		return nil, err
 	}

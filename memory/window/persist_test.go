@@ -383,8 +383,12 @@ func TestStoredSetMessagesAndClear(t *testing.T) {
 	}
 	db := w.st.db
 	for _, name := range []string{"agent.messages", "agent.rounds"} {
-		if c, err := db.Collection(name); err != nil || c.Count() != 0 {
-			t.Fatalf("%s after Clear: %v records, %v", name, c.Count(), err)
+		c, err := db.Collection(ctx, name)
+		if err != nil {
+			t.Fatalf("%s after Clear: %v", name, err)
+		}
+		if n, err := c.Count(ctx); err != nil || n != 0 {
+			t.Fatalf("%s after Clear: %v records, %v", name, n, err)
 		}
 	}
 }

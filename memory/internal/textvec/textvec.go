@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
@@ -29,7 +30,7 @@ type Space struct {
 	emb     embed.Embedder
 	dflt    bool // emb is the default: it may follow an older offline embedder's collection
 	mu      sync.Mutex
-	next    map[*engine.Collection]int64 // next position per collection (Place)
+	next    map[backend.Collection]int64 // next position per collection (Place)
 	empty   error                        // wrapped for empty text and text with nothing to embed
 	invalid error                        // wrapped for invalid UTF-8
 }
@@ -76,15 +77,15 @@ func (s *Space) Vector(ctx context.Context, what, text string) ([]float32, error
 	return vs[0], nil
 }
 
-// Collection opens the cosine collection name in db for this Space's
+// Collection opens the cosine collection name in db (any backend) for this Space's
 // vectors, creating it if needed. A collection made by another embedder
 // is an error wrapping embed.ErrMismatch; one that differs otherwise
 // (another metric, say) wraps engine.ErrCollectionExists.
-func (s *Space) Collection(ctx context.Context, db *engine.DB, name string) (*engine.Collection, error) {
+func (s *Space) Collection(ctx context.Context, db backend.Store, name string) (backend.Collection, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", s.invalid)
 	}
-	if old, err := db.Collection(name); err == nil && s.dflt {
+	if old, err := db.Collection(ctx, name); err == nil && s.dflt {
 		// A memory stored with an older version of the offline default
 		// keeps being searched with that version.
 		if h, ok := embed.Offline(old.Config().Embedder); ok && h.Identity() != s.emb.Identity() {
@@ -96,16 +97,33 @@ func (s *Space) Collection(ctx context.Context, db *engine.DB, name string) (*en
 	emb := s.Embedder()
 	id := emb.Identity()
 	cfg := engine.CollectionConfig{Dimension: emb.Dimension(), Metric: engine.Cosine, Embedder: id}
-	if old, err := db.Collection(name); err == nil {
+	if old, err := db.Collection(ctx, name); err == nil {
 		cfg.Text = old.Config().Text // an existing collection keeps its full-text settings
 	}
 	c, err := db.CreateCollection(ctx, name, cfg)
 	if errors.Is(err, engine.ErrCollectionExists) {
-		if old, gerr := db.Collection(name); gerr == nil && old.Config().Embedder != id {
+		if old, gerr := db.Collection(ctx, name); gerr == nil && old.Config().Embedder != id {
 			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", embed.ErrMismatch, name, old.Config().Embedder, id)
 		}
 	}
 	return c, err
+}
+
+// OpenStore opens the store of an adapter's Open(dir, ...): the engine
+// database in dir, owned by the returned Store, or InMemoryStore's when
+// dir is empty.
+func OpenStore(dir string) (backend.Store, error) {
+	if dir == "" {
+		return InMemoryStore()
+	}
+	return backend.OpenEmbedded(dir, nil)
+}
+
+// InMemoryStore opens the store of an adapter's Open(""): an in-memory
+// engine database. The adapters' tests point it at a PostgreSQL server
+// (MNEMO_MEMORY_BACKEND=postgres) to run the same behaviours there.
+var InMemoryStore = func() (backend.Store, error) {
+	return backend.OpenEmbedded("", &engine.Options{InMemory: true})
 }
 
 // CheckCutoff validates an optional cutoff named name: nil is valid; a
@@ -164,7 +182,7 @@ func (r Retrieval) Check(invalid error) error {
 // (hybrid) unless r says otherwise, with neighbour spreading over
 // PosField, k hits, the filter and the minimum similarity applied (nil:
 // none). Text with nothing to embed is the empty sentinel (see Vector).
-func (s *Space) Search(ctx context.Context, c *engine.Collection, r Retrieval, text string, k int, filter *engine.Filter, minSim *float32) ([]engine.Hit, error) {
+func (s *Space) Search(ctx context.Context, c backend.Collection, r Retrieval, text string, k int, filter *engine.Filter, minSim *float32) ([]engine.Hit, error) {
 	q := engine.Query{Text: text, K: k, Filter: filter, MinSimilarity: minSim, Mode: r.Mode}
 	hasText := !c.Config().Text.Disabled
 	switch {
@@ -200,11 +218,11 @@ func (s *Space) Search(ctx context.Context, c *engine.Collection, r Retrieval, t
 // order: one more than the largest stored (found by a scan the first time
 // a collection is asked about). Positions only order memories; a gap or a
 // repeat after a failed write costs nothing but a neighbour.
-func (s *Space) Place(ctx context.Context, c *engine.Collection, n int) (int64, error) {
+func (s *Space) Place(ctx context.Context, c backend.Collection, n int) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.next == nil {
-		s.next = map[*engine.Collection]int64{}
+		s.next = map[backend.Collection]int64{}
 	}
 	next, ok := s.next[c]
 	if !ok {

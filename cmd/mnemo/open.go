@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo/postgres"
+)
+
+// isServer reports whether --db names a PostgreSQL server (a postgres://
+// or postgresql:// URL) rather than a database directory.
+func isServer(db string) bool {
+	return strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://")
+}
+
+// openStore opens --db: a PostgreSQL server (with pgvector) when it is a
+// URL, otherwise an engine database directory, for reading only unless
+// write is set. Only create lets it create a database directory; a
+// server's database must exist (its mnemo tables are made on first use).
+func openStore(db string, write, create bool) (backend.Store, error) {
+	if isServer(db) {
+		return postgres.Open(context.Background(), db, nil)
+	}
+	return backend.OpenEmbedded(db, &engine.Options{MustExist: !create, ReadOnly: !write})
+}
+
+// validate reports whether c would accept r, as the engine's
+// Collection.Validate words it when c is embedded.
+func validate(c backend.Collection, r engine.Record) error {
+	if v, ok := c.(interface{ Validate(engine.Record) error }); ok {
+		return v.Validate(r)
+	}
+	_, err := engine.CheckRecord(c.Config(), 0, r)
+	return err
+}
+
+// serverStats is stats for a server: each collection's records and shape.
+func serverStats(db string, out io.Writer) error {
+	ctx := context.Background()
+	s, err := openStore(db, false, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	names, err := s.Collections(ctx)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		c, err := s.Collection(ctx, name)
+		if err != nil {
+			return err
+		}
+		n, err := c.Count(ctx)
+		if err != nil {
+			return err
+		}
+		cfg := c.Config()
+		fmt.Fprintf(out, "%s: %d records, dimension %d, %v, %s index\n", name, n, cfg.Dimension, cfg.Metric, cfg.Index)
+	}
+	return nil
+}
+
+// serverVerify is verify for a server: every record of every collection
+// reads back and passes the engine's checks, and each collection's count
+// is the number of records read.
+func serverVerify(db string, out io.Writer) error {
+	ctx := context.Background()
+	s, err := openStore(db, false, false)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	names, err := s.Collections(ctx)
+	if err != nil {
+		return err
+	}
+	problems := 0
+	for _, name := range names {
+		c, err := s.Collection(ctx, name)
+		if err != nil {
+			return err
+		}
+		read, after := 0, ""
+		for {
+			page, next, err := c.Scan(ctx, after, 1000)
+			if err != nil {
+				return err
+			}
+			for _, r := range page {
+				if _, err := engine.CheckRecord(c.Config(), 0, r); err != nil {
+					fmt.Fprintf(out, "problem: %s: record %q: %v\n", name, r.ID, err)
+					problems++
+				}
+			}
+			read += len(page)
+			if next == "" {
+				break
+			}
+			after = next
+		}
+		if n, err := c.Count(ctx); err != nil {
+			return err
+		} else if n != read {
+			fmt.Fprintf(out, "problem: %s: counts %d records, %d read\n", name, n, read)
+			problems++
+		}
+	}
+	if problems > 0 {
+		return errInconsistent
+	}
+	fmt.Fprintf(out, "ok: %d collections consistent\n", len(names))
+	return nil
+}

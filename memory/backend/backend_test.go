@@ -1,0 +1,20 @@
+package backend_test
+
+import (
+	"testing"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo/memory/backend/backendtest"
+)
+
+func TestEmbedded(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) backend.Store {
+		db, err := engine.Open(t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return backend.Embedded(db)
+	})
+}

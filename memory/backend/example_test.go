@@ -1,0 +1,74 @@
+package backend_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo/memory/toolmem"
+)
+
+// The adapters take a backend.Store: the embedded engine here; a
+// postgres.Store (postgres.Open(ctx, "postgres://...", nil)) shares the
+// same memory between processes on several machines, with no other
+// change.
+func Example() {
+	ctx := context.Background()
+	s, err := backend.OpenEmbedded("", &engine.Options{InMemory: true})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	mem, err := toolmem.NewStore(s, nil)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := mem.Store(ctx, toolmem.Entry{Question: "What is the weather in Paris?", ToolName: "get_weather",
+		ToolArgs: map[string]any{"city": "Paris"}}); err != nil {
+		panic(err)
+	}
+	found, err := mem.Retrieve(ctx, "weather in Paris", nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range found {
+		fmt.Println(e.ToolName, e.ToolArgs["city"])
+	}
+	names, _ := s.Collections(ctx)
+	fmt.Println(names)
+	// Output:
+	// get_weather Paris
+	// [toolmem.texts toolmem.tools]
+}
+
+// A collection of any backend: records, a filter, a hybrid query.
+func ExampleCollection() {
+	ctx := context.Background()
+	s, err := backend.OpenEmbedded("", &engine.Options{InMemory: true})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	c, err := s.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 2})
+	if err != nil {
+		panic(err)
+	}
+	_, err = c.Upsert(ctx,
+		engine.Record{ID: "a", Vector: []float32{1, 0}, Content: "Paul works at Google", Metadata: map[string]any{"year": 2024}},
+		engine.Record{ID: "b", Vector: []float32{0, 1}, Content: "Anna bakes bread", Metadata: map[string]any{"year": 2020}},
+	)
+	if err != nil {
+		panic(err)
+	}
+	f, _ := engine.ParseFilter(`{"year": {"$gte": 2021}}`)
+	hits, err := c.Query(ctx, engine.Query{Vector: []float32{1, 0.1}, Text: "where does Paul work", Filter: f})
+	if err != nil {
+		panic(err)
+	}
+	for _, h := range hits {
+		fmt.Printf("%s %q vector rank %d, text rank %d\n", h.Record.ID, h.Record.Content, h.VectorRank, h.TextRank)
+	}
+	// Output:
+	// a "Paul works at Google" vector rank 1, text rank 1
+}

@@ -1,0 +1,13 @@
+package toolmem
+
+import (
+	"os"
+	"testing"
+
+	"github.com/mnemodb/mnemo/memory/internal/memtest"
+)
+
+// TestMain runs the package's tests on the backend MNEMO_MEMORY_BACKEND
+// names (see package memtest): every memory a test opens with Open("")
+// is then in PostgreSQL.
+func TestMain(m *testing.M) { os.Exit(memtest.Main(m)) }

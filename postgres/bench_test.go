@@ -1,0 +1,456 @@
+package postgres_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/internal/vecio"
+	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo/memory/embed"
+)
+
+// The benchmarks put the embedded engine and PostgreSQL side by side on
+// the same data in one run: retrieval quality (LoCoMo evidence recall@10,
+// Cranfield nDCG@10; text, vector and hybrid), latency and write
+// throughput, and HNSW recall and queries/s (MNEMO_ANN_DIR). Data comes
+// from ../shared/data relative to the module root; each benchmark skips
+// when its data or the server is absent.
+const dataDir = "../../shared/data"
+
+type namedStore struct {
+	name  string
+	store backend.Store
+}
+
+// stores returns an on-disk engine database (fsynced writes, as
+// PostgreSQL's commits are) and a fresh PostgreSQL schema.
+func stores(b *testing.B) []namedStore {
+	b.Helper()
+	pg := openFresh(b)
+	b.Cleanup(func() { pg.Close() })
+	db, err := engine.Open(b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	return []namedStore{{"engine", backend.Embedded(db)}, {"postgres", pg}}
+}
+
+func readLines(b *testing.B, path string, fn func([]byte)) {
+	b.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		b.Skipf("data not present: %v", err)
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		fn(s.Bytes())
+	}
+	if err := s.Err(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+type locomoTurn struct {
+	Conv     string `json:"conv_id"`
+	Session  int    `json:"session"`
+	DateTime string `json:"date_time"`
+	DiaID    string `json:"dia_id"`
+	Speaker  string `json:"speaker"`
+	Text     string `json:"text"`
+}
+
+type locomoQA struct {
+	Conv     string   `json:"conv_id"`
+	Question string   `json:"question"`
+	Evidence []string `json:"evidence_valid"`
+}
+
+func loadLoCoMo(b *testing.B) ([]locomoTurn, []locomoQA) {
+	var turns []locomoTurn
+	var qas []locomoQA
+	readLines(b, filepath.Join(dataDir, "locomo-dev", "turns.jsonl"), func(l []byte) {
+		var t locomoTurn
+		if err := json.Unmarshal(l, &t); err != nil {
+			b.Fatal(err)
+		}
+		turns = append(turns, t)
+	})
+	readLines(b, filepath.Join(dataDir, "locomo-dev", "qa.jsonl"), func(l []byte) {
+		var q locomoQA
+		if err := json.Unmarshal(l, &q); err != nil {
+			b.Fatal(err)
+		}
+		if len(q.Evidence) > 0 {
+			qas = append(qas, q)
+		}
+	})
+	return turns, qas
+}
+
+var modes = []engine.Mode{engine.ModeText, engine.ModeVector, engine.ModeHybrid}
+
+// query builds the query of a mode for a text and its vector.
+func query(mode engine.Mode, text string, vec []float32, k int) engine.Query {
+	q := engine.Query{Mode: mode, K: k}
+	if mode != engine.ModeVector {
+		q.Text = text
+	}
+	if mode != engine.ModeText {
+		q.Vector = vec
+	}
+	return q
+}
+
+func mustEmbed(b *testing.B, e embed.Embedder, texts []string) [][]float32 {
+	vecs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return vecs
+}
+
+// BenchmarkLoCoMo: each conversation's turns ("Speaker: text", the
+// default hashing embedder) in a collection of their own; evidence
+// recall@10 over the questions, by mode, on both backends.
+func BenchmarkLoCoMo(b *testing.B) {
+	turns, qas := loadLoCoMo(b)
+	ctx := context.Background()
+	emb, _ := embed.NewHashing(0)
+	for _, ns := range stores(b) {
+		b.Run(ns.name, func(b *testing.B) {
+			for b.Loop() {
+				cols := map[string]backend.Collection{}
+				var recs []engine.Record
+				var texts []string
+				for _, t := range turns {
+					texts = append(texts, t.Speaker+": "+t.Text)
+				}
+				vecs := mustEmbed(b, emb, texts)
+				for i, t := range turns {
+					recs = append(recs, engine.Record{ID: t.DiaID, Vector: vecs[i], Content: texts[i],
+						Metadata: map[string]any{"speaker": t.Speaker, "session": t.Session, "date": t.DateTime}})
+				}
+				for i, t := range turns {
+					c := cols[t.Conv]
+					if c == nil {
+						var err error
+						c, err = ns.store.CreateCollection(ctx, "locomo-"+t.Conv, engine.CollectionConfig{Dimension: emb.Dimension(), Embedder: emb.Identity()})
+						if err != nil {
+							b.Fatal(err)
+						}
+						cols[t.Conv] = c
+					}
+					if _, err := c.Upsert(ctx, recs[i]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				qtexts := make([]string, len(qas))
+				for i, q := range qas {
+					qtexts[i] = q.Question
+				}
+				qvecs := mustEmbed(b, emb, qtexts)
+				for _, mode := range modes {
+					var sum float64
+					for i, q := range qas {
+						hits, err := cols[q.Conv].Query(ctx, query(mode, q.Question, qvecs[i], 10))
+						if err != nil {
+							b.Fatal(err)
+						}
+						found := 0
+						for _, h := range hits {
+							if slices.Contains(q.Evidence, h.Record.ID) {
+								found++
+							}
+						}
+						sum += float64(found) / float64(len(q.Evidence))
+					}
+					b.ReportMetric(sum/float64(len(qas)), string(mode)+"-recall@10")
+				}
+				for name := range cols {
+					if err := ns.store.DropCollection(ctx, "locomo-"+name); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCranfield: the 1,400 Cranfield documents in one collection
+// (default hashing embedder); nDCG@10 over the 225 queries with graded
+// judgements, by mode, on both backends.
+func BenchmarkCranfield(b *testing.B) {
+	dir := filepath.Join(dataDir, "cranfield")
+	var ids, docs, qids, queries []string
+	readLines(b, filepath.Join(dir, "docs.jsonl"), func(l []byte) {
+		var d map[string]string
+		if err := json.Unmarshal(l, &d); err != nil {
+			b.Fatal(err)
+		}
+		if strings.TrimSpace(d["text"]) != "" {
+			ids, docs = append(ids, d["_id"]), append(docs, d["text"])
+		}
+	})
+	readLines(b, filepath.Join(dir, "queries.jsonl"), func(l []byte) {
+		var q map[string]string
+		if err := json.Unmarshal(l, &q); err != nil {
+			b.Fatal(err)
+		}
+		qids, queries = append(qids, q["_id"]), append(queries, q["text"])
+	})
+	rel := map[string]map[string]float64{}
+	first := true
+	readLines(b, filepath.Join(dir, "qrels.tsv"), func(l []byte) {
+		if first {
+			first = false
+			return
+		}
+		p := strings.Split(string(l), "\t")
+		g, err := strconv.Atoi(p[len(p)-1])
+		if len(p) != 3 || err != nil || g < 1 || g > 4 {
+			return
+		}
+		if rel[p[0]] == nil {
+			rel[p[0]] = map[string]float64{}
+		}
+		rel[p[0]][p[1]] = float64(5 - g) // grade 1 is a complete answer
+	})
+	ctx := context.Background()
+	emb, _ := embed.NewHashing(0)
+	vecs := mustEmbed(b, emb, docs)
+	qvecs := mustEmbed(b, emb, queries)
+	for _, ns := range stores(b) {
+		b.Run(ns.name, func(b *testing.B) {
+			for b.Loop() {
+				c, err := ns.store.CreateCollection(ctx, "cranfield", engine.CollectionConfig{Dimension: emb.Dimension(), Embedder: emb.Identity()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := 0; i < len(docs); i += 100 {
+					var batch []engine.Record
+					for j := i; j < min(i+100, len(docs)); j++ {
+						batch = append(batch, engine.Record{ID: ids[j], Vector: vecs[j], Content: docs[j]})
+					}
+					if _, err := c.Upsert(ctx, batch...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, mode := range modes {
+					var sum float64
+					judged := 0
+					for i, q := range queries {
+						r := rel[qids[i]]
+						if len(r) == 0 {
+							continue
+						}
+						judged++
+						hits, err := c.Query(ctx, query(mode, q, qvecs[i], 10))
+						if err != nil {
+							b.Fatal(err)
+						}
+						ranked := make([]string, len(hits))
+						for j, h := range hits {
+							ranked[j] = h.Record.ID
+						}
+						sum += ndcg(ranked, r, 10)
+					}
+					b.ReportMetric(sum/float64(judged), string(mode)+"-nDCG@10")
+				}
+				if err := ns.store.DropCollection(ctx, "cranfield"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func ndcg(ranked []string, rel map[string]float64, k int) float64 {
+	var dcg float64
+	for i, d := range ranked[:min(k, len(ranked))] {
+		dcg += (math.Pow(2, rel[d]) - 1) / math.Log2(float64(i+2))
+	}
+	var gains []float64
+	for _, g := range rel {
+		gains = append(gains, g)
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(gains)))
+	var idcg float64
+	for i, g := range gains[:min(k, len(gains))] {
+		idcg += (math.Pow(2, g) - 1) / math.Log2(float64(i+2))
+	}
+	if idcg == 0 {
+		return 0
+	}
+	return dcg / idcg
+}
+
+func percentile(d []time.Duration, p float64) float64 {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds())
+}
+
+// BenchmarkLatency loads MNEMO_PG_BENCH_N (default 10,000) LoCoMo turns
+// (cycled, hashing embedder, 384 dimensions) into both backends in
+// fsynced batches of 100, then times single-record upserts and the
+// LoCoMo questions as text, vector and hybrid queries (k 10), alternating
+// the backends query by query so that both meet the same machine noise.
+func BenchmarkLatency(b *testing.B) {
+	turns, qas := loadLoCoMo(b)
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("MNEMO_PG_BENCH_N")); err == nil && v > 0 {
+		n = v
+	}
+	ctx := context.Background()
+	emb, _ := embed.NewHashing(0)
+	texts := make([]string, n)
+	for i := range texts {
+		t := turns[i%len(turns)]
+		texts[i] = fmt.Sprintf("%s: %s (%d)", t.Speaker, t.Text, i/len(turns))
+	}
+	vecs := mustEmbed(b, emb, texts)
+	qtexts := make([]string, len(qas))
+	for i, q := range qas {
+		qtexts[i] = q.Question
+	}
+	qvecs := mustEmbed(b, emb, qtexts)
+	ss := stores(b)
+	for b.Loop() {
+		cols := make([]backend.Collection, len(ss))
+		for i, ns := range ss {
+			c, err := ns.store.CreateCollection(ctx, "latency", engine.CollectionConfig{Dimension: emb.Dimension()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			cols[i] = c
+			start := time.Now()
+			for j := 0; j < n; j += 100 {
+				var batch []engine.Record
+				for k := j; k < min(j+100, n); k++ {
+					batch = append(batch, engine.Record{ID: fmt.Sprintf("t%06d", k), Vector: vecs[k], Content: texts[k], Metadata: map[string]any{"i": k}})
+				}
+				if _, err := c.Upsert(ctx, batch...); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n)/time.Since(start).Seconds(), ns.name+"-batch-records/s")
+		}
+		single := make([][]time.Duration, len(ss))
+		for j := range 200 {
+			for i, c := range cols {
+				start := time.Now()
+				if _, err := c.Upsert(ctx, engine.Record{ID: fmt.Sprintf("s%04d", j), Vector: vecs[j], Content: texts[j]}); err != nil {
+					b.Fatal(err)
+				}
+				single[i] = append(single[i], time.Since(start))
+			}
+		}
+		for i, ns := range ss {
+			b.ReportMetric(percentile(single[i], 0.5), ns.name+"-upsert-p50-us")
+		}
+		for _, mode := range modes {
+			lat := make([][]time.Duration, len(ss))
+			for j := range min(500, len(qas)) {
+				for i, c := range cols {
+					start := time.Now()
+					if _, err := c.Query(ctx, query(mode, qtexts[j], qvecs[j], 10)); err != nil {
+						b.Fatal(err)
+					}
+					lat[i] = append(lat[i], time.Since(start))
+				}
+			}
+			for i, ns := range ss {
+				b.ReportMetric(percentile(lat[i], 0.5), ns.name+"-"+string(mode)+"-p50-us")
+				b.ReportMetric(percentile(lat[i], 0.99), ns.name+"-"+string(mode)+"-p99-us")
+			}
+		}
+		for _, ns := range ss {
+			if err := ns.store.DropCollection(ctx, "latency"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkANN loads an annset directory (MNEMO_ANN_DIR: base.fvecs,
+// query.fvecs, groundtruth.ivecs; cosine) into both backends at matched
+// HNSW settings (M 16, efConstruction 200), then reports recall@10 and
+// queries/s (one goroutine) for ef_search 10 to 160, and the load rate.
+func BenchmarkANN(b *testing.B) {
+	dir := os.Getenv("MNEMO_ANN_DIR")
+	if dir == "" {
+		b.Skip("MNEMO_ANN_DIR is not set (an annset output directory)")
+	}
+	base, err := vecio.ReadFvecsFile(filepath.Join(dir, "base.fvecs"), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	queries, err := vecio.ReadFvecsFile(filepath.Join(dir, "query.fvecs"), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gt, err := vecio.ReadIvecsFile(filepath.Join(dir, "groundtruth.ivecs"), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg := engine.CollectionConfig{Dimension: len(base[0]), M: 16, EfConstruction: 200, Text: engine.TextConfig{Disabled: true}}
+	for _, ns := range stores(b) {
+		b.Run(ns.name, func(b *testing.B) {
+			for b.Loop() {
+				c, err := ns.store.CreateCollection(ctx, "ann", cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				for i := 0; i < len(base); i += 1000 {
+					var batch []engine.Record
+					for j := i; j < min(i+1000, len(base)); j++ {
+						batch = append(batch, engine.Record{ID: strconv.Itoa(j), Vector: base[j]})
+					}
+					if _, err := c.Upsert(ctx, batch...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(base))/time.Since(start).Seconds(), "load-vectors/s")
+				for _, ef := range []int{10, 20, 40, 80, 160} {
+					found := 0
+					start := time.Now()
+					for qi, q := range queries {
+						hits, err := c.Query(ctx, engine.Query{Vector: q, K: 10, Ef: ef})
+						if err != nil {
+							b.Fatal(err)
+						}
+						for _, h := range hits {
+							id, _ := strconv.Atoi(h.Record.ID)
+							if slices.Contains(gt[qi][:10], int32(id)) {
+								found++
+							}
+						}
+					}
+					qps := float64(len(queries)) / time.Since(start).Seconds()
+					b.ReportMetric(float64(found)/float64(10*len(queries)), fmt.Sprintf("ef%d-recall@10", ef))
+					b.ReportMetric(qps, fmt.Sprintf("ef%d-q/s", ef))
+				}
+				if err := ns.store.DropCollection(ctx, "ann"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

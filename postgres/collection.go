@@ -1,0 +1,265 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/mnemodb/mnemo/engine"
+)
+
+// Collection is one collection of a Store: a table of records with an
+// HNSW index over their vectors and a GIN index over their terms. It
+// implements backend.Collection and is safe for concurrent use by multiple
+// goroutines. It stays valid until the Store is closed or the collection
+// dropped (by any process): then its calls fail with engine.ErrClosed or
+// engine.ErrCollectionNotFound.
+type Collection struct {
+	s     *Store
+	name  string
+	id    int64
+	table string
+	cfg   engine.CollectionConfig
+}
+
+func (s *Store) newCollection(name string, id int64, cfg engine.CollectionConfig) *Collection {
+	return &Collection{s: s, name: name, id: id, table: tableName(id), cfg: cfg.WithDefaults()}
+}
+
+// Name returns the collection's name.
+func (c *Collection) Name() string { return c.name }
+
+// Config returns the collection's config, defaults applied.
+func (c *Collection) Config() engine.CollectionConfig { return c.cfg }
+
+// row is a record as written to the table.
+type row struct {
+	id     string
+	vec    pgvector.Vector
+	text   string
+	meta   *string // JSON, nil for none
+	terms  []string
+	freqs  []int32
+	length int32
+}
+
+// Upsert inserts or replaces records in one transaction: either every
+// record is committed or, when it returns an error, none is. Records with
+// an empty ID get a new UUID v4 (assigned before the first attempt, so a
+// retry after a lost connection writes the same records). The records are
+// checked as the engine checks them; the caller may reuse them.
+func (c *Collection) Upsert(ctx context.Context, records ...engine.Record) ([]string, error) {
+	if err := c.s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if len(records) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(records))
+	rows := make([]row, len(records))
+	seen := make(map[string]bool, len(records))
+	for i, r := range records {
+		meta, err := engine.CheckRecord(c.cfg, i, r)
+		if err != nil {
+			return nil, err
+		}
+		if r.ID == "" {
+			r.ID = uuid.NewString()
+		}
+		ids[i] = r.ID
+		if seen[r.ID] {
+			return nil, fmt.Errorf("%w: id %q appears twice in one batch", engine.ErrInvalidRecord, r.ID)
+		}
+		seen[r.ID] = true
+		if rows[i], err = c.row(i, r, meta); err != nil {
+			return nil, err
+		}
+	}
+	sql := `INSERT INTO ` + c.table + ` (id, embedding, content, metadata, terms, freqs, text_len)
+		VALUES ($1, $2, $3, $4::text::jsonb, $5, $6, $7)
+		ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, content = EXCLUDED.content,
+			metadata = EXCLUDED.metadata, terms = EXCLUDED.terms, freqs = EXCLUDED.freqs, text_len = EXCLUDED.text_len`
+	err := c.s.do(ctx, func(ctx context.Context) error {
+		var b pgx.Batch
+		for _, r := range rows {
+			b.Queue(sql, r.id, r.vec, r.text, r.meta, r.terms, r.freqs, r.length)
+		}
+		return c.s.pool.SendBatch(ctx, &b).Close() // one implicit transaction
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// row prepares record i (checked, with its metadata JSON) for the table.
+func (c *Collection) row(i int, r engine.Record, meta []byte) (row, error) {
+	if strings.ContainsRune(r.Content, 0) || strings.Contains(string(meta), `\u0000`) && hasNUL(meta) {
+		return row{}, fmt.Errorf("%w: %w: record %q: PostgreSQL text cannot hold U+0000", engine.ErrInvalidRecord, ErrUnsupported, r.ID)
+	}
+	out := row{id: r.ID, vec: pgvector.NewVector(r.Vector), text: r.Content}
+	var stored map[string]any
+	if meta != nil {
+		js := string(meta)
+		out.meta = &js
+		if len(c.cfg.Text.Fields) > 0 {
+			if err := json.Unmarshal(meta, &stored); err != nil {
+				return row{}, fmt.Errorf("%w: record %d: metadata: %v", engine.ErrInvalidRecord, i, err)
+			}
+		}
+	}
+	terms, freqs, length := engine.TextTerms(c.cfg, r.Content, stored)
+	out.terms, out.length = terms, int32(length)
+	if out.terms == nil {
+		out.terms = []string{}
+	}
+	out.freqs = make([]int32, len(freqs))
+	for j, f := range freqs {
+		out.freqs[j] = int32(f)
+	}
+	return out, nil
+}
+
+// hasNUL reports whether JSON text holds an escaped U+0000 in a string or
+// key (a \u0000 escape not itself escaped).
+func hasNUL(js []byte) bool {
+	for i := 0; i+6 <= len(js); i++ {
+		if js[i] != '\\' {
+			continue
+		}
+		if string(js[i:i+6]) == `\u0000` {
+			return true
+		}
+		i++ // skip the escaped character
+	}
+	return false
+}
+
+// Delete removes the records with the given IDs in one transaction and
+// returns how many existed. Absent IDs are not an error. When a lost
+// connection made it retry after the first attempt committed, the count
+// is of what the retry found.
+func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
+	if err := c.s.enter(ctx); err != nil {
+		return 0, err
+	}
+	for _, id := range ids {
+		if err := engine.CheckID(id); err != nil {
+			return 0, err
+		}
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	var n int64
+	err := c.s.do(ctx, func(ctx context.Context) error {
+		tag, err := c.s.pool.Exec(ctx, `DELETE FROM `+c.table+` WHERE id = ANY($1)`, ids)
+		n = tag.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// Get returns the record with the given ID and whether it exists.
+func (c *Collection) Get(ctx context.Context, id string) (engine.Record, bool, error) {
+	if err := c.s.enter(ctx); err != nil {
+		return engine.Record{}, false, err
+	}
+	if err := engine.CheckID(id); err != nil {
+		return engine.Record{}, false, err
+	}
+	var rec engine.Record
+	found := false
+	err := c.s.do(ctx, func(ctx context.Context) error {
+		rows, err := c.s.pool.Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE id = $1`, id)
+		if err != nil {
+			return err
+		}
+		recs, err := collectRecords(rows)
+		if err != nil {
+			return err
+		}
+		found = len(recs) == 1
+		if found {
+			rec = recs[0]
+		}
+		return nil
+	})
+	return rec, found, err
+}
+
+// Scan returns up to limit records in ascending ID order (byte-wise),
+// starting after the ID after ("" starts at the beginning), and the ID to
+// pass as after to continue ("" when there is nothing more). Each page is
+// one consistent snapshot; pages are not a snapshot together.
+func (c *Collection) Scan(ctx context.Context, after string, limit int) ([]engine.Record, string, error) {
+	if err := c.s.enter(ctx); err != nil {
+		return nil, "", err
+	}
+	if limit <= 0 {
+		return nil, "", fmt.Errorf("%w: limit %d, want > 0", engine.ErrBadQuery, limit)
+	}
+	var page []engine.Record
+	err := c.s.do(ctx, func(ctx context.Context) error {
+		rows, err := c.s.pool.Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE id > $1 ORDER BY id LIMIT $2`, after, int64(limit)+1)
+		if err != nil {
+			return err
+		}
+		page, err = collectRecords(rows)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	if len(page) > limit {
+		return page[:limit], page[limit-1].ID, nil
+	}
+	return page, "", nil
+}
+
+// Count returns the number of records (an exact count: a scan of the
+// table's visibility map and, where it is not all-visible, its pages).
+func (c *Collection) Count(ctx context.Context) (int, error) {
+	if err := c.s.enter(ctx); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := c.s.do(ctx, func(ctx context.Context) error {
+		return c.s.pool.QueryRow(ctx, `SELECT count(*) FROM `+c.table).Scan(&n)
+	})
+	return int(n), err
+}
+
+// collectRecords reads rows of (id, embedding, content, metadata).
+func collectRecords(rows pgx.Rows) ([]engine.Record, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Record, error) {
+		var rec engine.Record
+		var vec pgvector.Vector
+		var meta []byte
+		if err := r.Scan(&rec.ID, &vec, &rec.Content, &meta); err != nil {
+			return rec, err
+		}
+		rec.Vector = vec.Slice()
+		var err error
+		rec.Metadata, err = decodeMetadata(rec.ID, meta)
+		return rec, err
+	})
+}
+
+// decodeMetadata parses stored metadata as the engine does: numbers as
+// float64, nil for none.
+func decodeMetadata(id string, b []byte) (map[string]any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("postgres: record %q: metadata: %v", id, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,72 @@
+// Package postgres stores mnemo collections in PostgreSQL with the
+// pgvector extension, behind the same interface as the embedded engine
+// (backend.Store), so that several processes on several machines can
+// share one agent memory. It uses pgx and needs no cgo.
+//
+//	store, err := postgres.Open(ctx, "postgres://user@host/db", nil)
+//	defer store.Close()
+//	notes, err := store.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 384})
+//	ids, err := notes.Upsert(ctx, engine.Record{Vector: v, Content: "Paul works at Google"})
+//	hits, err := notes.Query(ctx, engine.Query{Vector: q, Text: "where does Paul work", K: 5})
+//
+// # Schema
+//
+// Open creates (or migrates) the schema under a transaction-scoped
+// advisory lock, so concurrent Opens are safe. The version of the schema
+// is kept in mnemo_schema; a newer one than this package knows is
+// ErrSchema. Collections are listed in mnemo_collections (name, config as
+// JSON); each has a table of its own, named by its numeric id so that any
+// collection name is safe:
+//
+//	mnemo_records_<id> (
+//	    id        text COLLATE "C" PRIMARY KEY,   -- byte order, as the engine scans
+//	    embedding vector(<dimension>) NOT NULL,
+//	    content   text NOT NULL,
+//	    metadata  jsonb,                          -- NULL for none
+//	    terms     text[] NOT NULL,                -- the engine analyzer's distinct terms, sorted
+//	    freqs     int4[] NOT NULL,                -- each term's frequency
+//	    text_len  int4 NOT NULL                   -- the text's length in terms
+//	)
+//	HNSW index on embedding (vector_cosine_ops, vector_ip_ops or vector_l2_ops
+//	by metric; m and ef_construction from the config, 16 and 200 by default)
+//	GIN index on terms
+//
+// One table per collection, rather than one table with a collection
+// column: pgvector's HNSW index needs a column of one dimension and one
+// operator class, and collections differ in both; a table per collection
+// also keeps each collection's index, statistics and full-text counts to
+// its own rows.
+//
+// # Semantics
+//
+// Every check is the engine's (engine.CheckRecord, CheckQuery, ...), so the
+// same bad record, query or filter is refused with the same sentinel
+// error. Distances have the engine's meaning: cosine distance in [0, 2],
+// the negative inner product, or the squared L2 distance; similarities are
+// engine.Similarity of them. Metadata filters are translated into SQL over
+// the jsonb column with the evaluator's semantics (type mismatches are
+// false, $ne and $nin admit absent fields, strings compare byte-wise,
+// numbers as float64), every value and field name a bound parameter. Text
+// is analyzed by the engine's analyzer (package engine/analysis) in the
+// client, and ranked by the engine's BM25 formula computed in SQL over the
+// stored term frequencies, so both backends tokenize and score alike.
+// Hybrid queries fuse the two sides with engine.Fuse. A filtered vector
+// query runs the HNSW index with pgvector's iterative scan and falls back
+// to an exact scan when that returns fewer than K hits, so it returns
+// min(K, admitted) hits as the engine does.
+//
+// Differences from the engine: PostgreSQL text cannot hold U+0000, so a
+// record whose content or metadata contains it is refused
+// (engine.ErrInvalidRecord wrapped with ErrUnsupported); pgvector indexes
+// at most 2000 dimensions (larger collections need engine.Flat) and
+// holds at most 16000; ties between equal scores are broken by ID.
+//
+// # Durability and failures
+//
+// A write returns after PostgreSQL committed it (a batch is one
+// transaction). Calls that meet a broken connection or an unreachable
+// server are retried for Options.RetryTimeout with backoff (every
+// operation here is idempotent: upserts by ID, deletes, reads), then fail
+// with ErrUnavailable; the pool reconnects by itself once the server is
+// back, without reopening the Store.
+package postgres

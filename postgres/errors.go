@@ -1,0 +1,25 @@
+package postgres
+
+import "errors"
+
+// Sentinel errors, matched with errors.Is. Bad records, filters, queries
+// and configs get the engine's own sentinels (engine.ErrDimension,
+// engine.ErrBadFilter, ...), so that callers match them the same way
+// whichever backend they use.
+var (
+	// ErrUnavailable reports a call that failed because the server could
+	// not be reached, or the connection broke, and kept failing for
+	// Options.RetryTimeout. The error wraps the last connection error. A
+	// write that returns it may or may not have been committed (its
+	// commit may have been lost with the connection); repeating it is
+	// safe, since writes are idempotent by ID.
+	ErrUnavailable = errors.New("postgres: server unavailable")
+	// ErrSchema reports a database whose mnemo schema is newer than this
+	// package knows, or otherwise unusable.
+	ErrSchema = errors.New("postgres: unsupported schema")
+	// ErrUnsupported reports a record or config that PostgreSQL cannot
+	// hold though the engine can: text containing U+0000 (refused as
+	// engine.ErrInvalidRecord too), or more dimensions than pgvector
+	// indexes (refused as engine.ErrInvalidConfig too).
+	ErrUnsupported = errors.New("postgres: not supported by PostgreSQL")
+)

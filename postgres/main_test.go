@@ -1,0 +1,87 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo/memory/backend/backendtest"
+	"github.com/mnemodb/mnemo/postgres"
+)
+
+// serverDSN returns the test server's DSN from MNEMO_PG_DSN. Without one
+// the test is skipped, or fails under CI=true, where the gate starts a
+// server.
+func serverDSN(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv("MNEMO_PG_DSN")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("MNEMO_PG_DSN is not set under CI=true: the gate must start a PostgreSQL server")
+		}
+		t.Skip("MNEMO_PG_DSN is not set (a PostgreSQL server with pgvector; see .ci/run)")
+	}
+	return dsn
+}
+
+var schemas atomic.Int64
+
+// freshDSN returns a DSN whose tables live in a new, empty schema that is
+// dropped when the test ends.
+func freshDSN(t testing.TB) string {
+	t.Helper()
+	dsn := serverDSN(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("mnemo_test_%d_%d", os.Getpid(), schemas.Add(1))
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+		}
+	})
+	return withSearchPath(t, dsn, schema)
+}
+
+func withSearchPath(t testing.TB, dsn, schema string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("MNEMO_PG_DSN must be a postgres:// URL for the tests: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema+",public")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func openFresh(t testing.TB) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), freshDSN(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	serverDSN(t)
+	backendtest.Run(t, func(t *testing.T) backend.Store { return openFresh(t) })
+}

@@ -1,0 +1,148 @@
+package postgres
+
+import (
+	"context"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/mnemodb/mnemo/engine"
+)
+
+// spread applies q.Neighbors to scored hits as the engine does: a
+// candidate at integer position p of group g adds Weight times its score
+// to the records of group g at positions p-Window..p+Window (other than
+// p) that the filter admits, which join the hits when they were not among
+// them. The neighbours are read in one query (positions and group texts
+// narrow it; the exact group comparison is made here).
+func (c *Collection) spread(ctx context.Context, q engine.Query, hits []engine.Hit) ([]engine.Hit, error) {
+	nb := q.Neighbors
+	w := max(nb.Window, 1)
+	type source struct {
+		group any
+		pos   float64
+		score float64
+	}
+	var sources []source
+	posSet := map[float64]bool{}
+	groupSet := map[string]bool{}
+	textGroups := true // every group a string or boolean: ->> narrows by them
+	for _, h := range hits {
+		p, ok := h.Record.Metadata[nb.Position].(float64)
+		if !ok || p != math.Trunc(p) {
+			continue
+		}
+		var g any
+		if nb.Group != "" {
+			var ok bool
+			if g, ok = scalar(h.Record.Metadata[nb.Group]); !ok || g == nil {
+				continue
+			}
+			if t, ok := textOf(g); ok {
+				groupSet[t] = true
+			} else {
+				textGroups = false
+			}
+		}
+		sources = append(sources, source{g, p, h.Score})
+		for d := -w; d <= w; d++ {
+			if d != 0 {
+				posSet[p+float64(d)] = true
+			}
+		}
+	}
+	if len(sources) == 0 {
+		return hits, nil
+	}
+	positions := make([]float64, 0, len(posSet))
+	for p := range posSet {
+		positions = append(positions, p)
+	}
+	groups := make([]string, 0, len(groupSet))
+	for g := range groupSet {
+		groups = append(groups, g)
+	}
+	var qv *pgvector.Vector
+	if q.Vector != nil {
+		v := pgvector.NewVector(q.Vector)
+		qv = &v
+	}
+	var b sqlBuilder
+	dist := ""
+	if qv != nil {
+		dist = c.distanceSQL(b.arg(qv))
+	}
+	pos := b.arg(nb.Position) + "::text"
+	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE jsonb_typeof(t.metadata -> ", pos,
+		") = 'number' AND (t.metadata ->> ", pos, ")::float8 = ANY(", b.arg(positions), "::float8[])")
+	if nb.Group != "" && textGroups {
+		b.write(" AND (t.metadata ->> ", b.arg(nb.Group), "::text) = ANY(", b.arg(groups), "::text[])")
+	}
+	b.write(" AND ")
+	filterSQL(&b, "t.metadata", q.Filter)
+	var rows []engine.Hit
+	err := c.s.do(ctx, func(ctx context.Context) error {
+		r, err := c.s.pool.Query(ctx, b.String(), b.args...)
+		if err != nil {
+			return err
+		}
+		rows, err = pgx.CollectRows(r, func(r pgx.CollectableRow) (engine.Hit, error) { return c.scanHit(r) })
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[string]int, len(hits)+len(rows))
+	for i, h := range hits {
+		at[h.Record.ID] = i
+	}
+	for _, r := range rows {
+		p := r.Record.Metadata[nb.Position].(float64) // the query admits numbers only
+		var g any
+		if nb.Group != "" {
+			var ok bool
+			if g, ok = scalar(r.Record.Metadata[nb.Group]); !ok {
+				continue
+			}
+		}
+		for _, s := range sources {
+			if d := math.Abs(p - s.pos); d == 0 || d > float64(w) || nb.Group != "" && g != s.group {
+				continue
+			}
+			j, seen := at[r.Record.ID]
+			if !seen {
+				j = len(hits)
+				at[r.Record.ID] = j
+				hits = append(hits, r)
+			}
+			hits[j].Score += nb.Weight * s.score
+		}
+	}
+	return hits, nil
+}
+
+// scalar returns a decoded metadata value as filters compare it, and
+// false for a list or an object.
+func scalar(v any) (any, bool) {
+	switch v.(type) {
+	case nil, bool, string, float64:
+		return v, true
+	}
+	return nil, false
+}
+
+// textOf is what ->> gives for a string or boolean jsonb value; false
+// for a number, whose text PostgreSQL writes its own way.
+func textOf(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, true
+	case bool:
+		if x {
+			return "true", true
+		}
+		return "false", true
+	}
+	return "", false
+}

@@ -1,0 +1,304 @@
+package postgres_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/postgres"
+)
+
+func TestUnsupportedText(t *testing.T) {
+	s := openFresh(t)
+	defer s.Close()
+	ctx := context.Background()
+	c, err := s.CreateCollection(ctx, "nul", engine.CollectionConfig{Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []engine.Record{
+		{ID: "c", Vector: []float32{1, 0}, Content: "a\x00b"},
+		{ID: "m", Vector: []float32{1, 0}, Metadata: map[string]any{"k": "a\x00b"}},
+		{ID: "k", Vector: []float32{1, 0}, Metadata: map[string]any{"a\x00": 1}},
+	} {
+		_, err := c.Upsert(ctx, r)
+		if !errors.Is(err, engine.ErrInvalidRecord) || !errors.Is(err, postgres.ErrUnsupported) {
+			t.Errorf("Upsert(%q): %v, want ErrInvalidRecord and ErrUnsupported", r.ID, err)
+		}
+	}
+	// An escaped backslash before "u0000" is not a NUL.
+	if _, err := c.Upsert(ctx, engine.Record{ID: "ok", Vector: []float32{1, 0}, Content: `\u0000`, Metadata: map[string]any{"k": `\u0000`}}); err != nil {
+		t.Fatalf("a literal backslash-u0000: %v", err)
+	}
+	for _, cfg := range []engine.CollectionConfig{{Dimension: 2001}, {Dimension: 16001, Index: engine.Flat}} {
+		if _, err := s.CreateCollection(ctx, "big", cfg); !errors.Is(err, engine.ErrInvalidConfig) || !errors.Is(err, postgres.ErrUnsupported) {
+			t.Errorf("CreateCollection(%+v): %v, want ErrInvalidConfig and ErrUnsupported", cfg, err)
+		}
+	}
+	flat, err := s.CreateCollection(ctx, "flat", engine.CollectionConfig{Dimension: 3000, Index: engine.Flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := make([]float32, 3000)
+	v[0] = 1
+	if _, err := flat.Upsert(ctx, engine.Record{ID: "a", Vector: v}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := flat.Query(ctx, engine.Query{Vector: v}); err != nil || len(hits) != 1 {
+		t.Fatalf("flat query: %v, %v", hits, err)
+	}
+}
+
+func TestSchemaVersion(t *testing.T) {
+	dsn := freshDSN(t)
+	ctx := context.Background()
+	for range 2 { // the second Open finds the schema made
+		s, err := postgres.Open(ctx, dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE mnemo_schema SET version = $1`, postgres.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.Open(ctx, dsn, nil); !errors.Is(err, postgres.ErrSchema) {
+		t.Fatalf("Open of a newer schema: %v, want ErrSchema", err)
+	}
+	if _, err := postgres.Open(ctx, "postgres://%zz", nil); !errors.Is(err, engine.ErrInvalidConfig) {
+		t.Fatalf("Open of a malformed DSN: %v, want ErrInvalidConfig", err)
+	}
+	if _, err := postgres.Open(ctx, dsn, &postgres.Options{MaxConns: -1}); !errors.Is(err, engine.ErrInvalidConfig) {
+		t.Fatalf("Open with MaxConns -1: %v, want ErrInvalidConfig", err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	s := openFresh(t)
+	ctx := context.Background()
+	c, err := s.CreateCollection(ctx, "c", engine.CollectionConfig{Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := c.Upsert(ctx, engine.Record{ID: "a", Vector: []float32{1, 0}}); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("Upsert after Close: %v, want ErrClosed", err)
+	}
+	if _, err := s.Collections(ctx); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("Collections after Close: %v, want ErrClosed", err)
+	}
+}
+
+// The second process of TestTwoProcesses: it writes numbered records in
+// batches and prints "acked N" after each batch that Upsert acknowledged.
+func TestMain(m *testing.M) {
+	if dsn := os.Getenv("MNEMO_PG_WRITER_DSN"); dsn != "" {
+		n, _ := strconv.Atoi(os.Getenv("MNEMO_PG_WRITER_N"))
+		if err := writer(dsn, n); err != nil {
+			fmt.Fprintln(os.Stderr, "writer:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func writer(dsn string, n int) error {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	c, err := s.CreateCollection(ctx, "shared", engine.CollectionConfig{Dimension: 4})
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i += 5 {
+		var batch []engine.Record
+		for j := i; j < i+5; j++ {
+			batch = append(batch, sharedRecord(j))
+		}
+		if _, err := c.Upsert(ctx, batch...); err != nil {
+			return err
+		}
+		fmt.Printf("acked %d\n", i+4)
+	}
+	return nil
+}
+
+func sharedRecord(i int) engine.Record {
+	return engine.Record{
+		ID:       fmt.Sprintf("rec-%05d", i),
+		Vector:   []float32{1, float32(i % 7), float32(i % 11), float32(i)},
+		Content:  fmt.Sprintf("memory number w%dw", i),
+		Metadata: map[string]any{"n": float64(i)},
+	}
+}
+
+// TestTwoProcesses shares one PostgreSQL memory between two processes:
+// another process (this test binary again) writes while this one reads
+// and searches, and every write the other acknowledged is visible here
+// as soon as it says so.
+func TestTwoProcesses(t *testing.T) {
+	dsn := freshDSN(t)
+	const n = 200
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), "MNEMO_PG_WRITER_DSN="+dsn, "MNEMO_PG_WRITER_N="+strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	checked := 0
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		last, err := strconv.Atoi(strings.TrimPrefix(sc.Text(), "acked "))
+		if err != nil {
+			t.Fatalf("writer said %q", sc.Text())
+		}
+		c, err := s.Collection(ctx, "shared")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := c.Count(ctx); err != nil || got < last+1 {
+			t.Fatalf("after ack of %d: Count %d, %v", last, got, err)
+		}
+		for i := checked; i <= last; i++ {
+			want := sharedRecord(i)
+			rec, ok, err := c.Get(ctx, want.ID)
+			if err != nil || !ok || rec.Content != want.Content {
+				t.Fatalf("record %d acknowledged by the writer: Get = %v, %v", i, ok, err)
+			}
+			f, _ := engine.NewFilter(map[string]any{"n": i})
+			hits, err := c.Query(ctx, engine.Query{Vector: want.Vector, Text: fmt.Sprintf("w%dw", i), K: 1, Filter: f})
+			if err != nil || len(hits) != 1 || hits[0].Record.ID != want.ID || hits[0].VectorRank != 1 || hits[0].TextRank != 1 {
+				t.Fatalf("record %d: hybrid search = %+v, %v", i, hits, err)
+			}
+		}
+		checked = last + 1
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("writer: %v", err)
+	}
+	if checked != n {
+		t.Fatalf("checked %d records, the writer wrote %d", checked, n)
+	}
+}
+
+// TestOutage stops the server with pg_ctl stop -m immediate (a crash: no
+// checkpoint, no clean shutdown) while a writer goes on, and starts it
+// again: every acknowledged write is there, the writes during the outage
+// failed with ErrUnavailable, and the same Store works again. It stops
+// the shared test server, so it runs only when MNEMO_PG_OUTAGE=1 (.ci/run
+// runs it alone) with MNEMO_PG_DIR set by the server's start script.
+func TestOutage(t *testing.T) {
+	dsn := freshDSN(t)
+	dir := os.Getenv("MNEMO_PG_DIR")
+	if os.Getenv("MNEMO_PG_OUTAGE") != "1" || dir == "" {
+		t.Skip("stops the server: set MNEMO_PG_OUTAGE=1 and MNEMO_PG_DIR, and run it alone")
+	}
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgctl := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("runuser", append([]string{"-u", "postgres", "--", "/usr/lib/postgresql/15/bin/pg_ctl", "-D", filepath.Join(dir, "data")}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("pg_ctl %v: %v\n%s", args, err, out)
+		}
+	}
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, dsn, &postgres.Options{RetryTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.CreateCollection(ctx, "outage", engine.CollectionConfig{Dimension: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var acked []int
+	failed := 0
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_, err := c.Upsert(ctx, sharedRecord(i))
+			mu.Lock()
+			if err == nil {
+				acked = append(acked, i)
+			} else {
+				if !errors.Is(err, postgres.ErrUnavailable) {
+					t.Errorf("write %d during the outage: %v, want ErrUnavailable", i, err)
+				}
+				failed++
+			}
+			mu.Unlock()
+		}
+	}()
+	waitFor := func(cond func() bool) {
+		for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("timed out waiting for the writer")
+			}
+		}
+	}
+	waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 50 })
+	pgctl("-m", "immediate", "-w", "stop")
+	waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return failed >= 2 })
+	if _, err := c.Count(ctx); !errors.Is(err, postgres.ErrUnavailable) {
+		t.Errorf("Count during the outage: %v, want ErrUnavailable", err)
+	}
+	opts := fmt.Sprintf("-p %s -k %s -c listen_addresses=127.0.0.1 -c fsync=on", u.Port(), dir)
+	pgctl("-l", filepath.Join(dir, "log"), "-w", "-o", opts, "start")
+	mu.Lock()
+	before := len(acked)
+	mu.Unlock()
+	waitFor(func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= before+50 })
+	close(stop)
+	<-done
+	t.Logf("%d writes acknowledged, %d failed during the outage", len(acked), failed)
+	for _, i := range acked {
+		want := sharedRecord(i)
+		rec, ok, err := c.Get(ctx, want.ID)
+		if err != nil || !ok || rec.Content != want.Content {
+			t.Fatalf("acknowledged write %d: Get = %v, %v", i, ok, err)
+		}
+	}
+}

@@ -1,0 +1,285 @@
+package postgres
+
+import (
+	"context"
+	"slices"
+	"strconv"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/engine/analysis"
+)
+
+// maxEfSearch is the largest hnsw.ef_search pgvector takes.
+const maxEfSearch = 1000
+
+// Query answers a vector, text or hybrid query with the engine's
+// semantics (see engine.Collection.Query and the package doc): the same
+// checks, the same scores and ranks, hybrid fusion by engine.Fuse.
+//
+// A vector query runs the HNSW index with hnsw.ef_search set to
+// max(Ef or the collection's EfSearch, K) (at most 1000) and pgvector's
+// iterative scan in strict order; with a filter, when the index returns
+// fewer than K hits, it is run again as an exact scan. Exact forces an
+// exact scan. A text query ranks every record holding a query term by
+// BM25 with the collection's statistics (an exact count of the table per
+// query). A hybrid query runs both sides for engine.FusionDepth
+// candidates in one round trip.
+func (c *Collection) Query(ctx context.Context, q engine.Query) ([]engine.Hit, error) {
+	if err := c.s.enter(ctx); err != nil {
+		return nil, err
+	}
+	q, mode, err := engine.CheckQuery(c.name, c.cfg, q)
+	if err != nil {
+		return nil, err
+	}
+	k := q.K
+	switch {
+	case mode == engine.ModeHybrid:
+		k = engine.FusionDepth(q.Fusion, q.K)
+	case mode == engine.ModeText && q.Neighbors != nil:
+		k = max(k, engine.NeighborDepth)
+	}
+	var vec, txt []engine.Hit
+	err = c.s.do(ctx, func(ctx context.Context) error {
+		var err error
+		vec, txt, err = c.sides(ctx, q, mode, k, q.Exact)
+		if err != nil {
+			return err
+		}
+		if mode != engine.ModeText && !q.Exact && !q.Filter.IsEmpty() && len(vec) < k {
+			vec, _, err = c.sides(ctx, q, engine.ModeVector, k, true)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var hits []engine.Hit
+	switch mode {
+	case engine.ModeVector:
+		hits = vec
+	case engine.ModeText:
+		hits = txt
+	case engine.ModeHybrid:
+		hits = merge(vec, txt)
+		engine.FuseScores(hits, q.Fusion)
+	}
+	if q.Neighbors != nil {
+		if hits, err = c.spread(ctx, q, hits); err != nil {
+			return nil, err
+		}
+		if mode == engine.ModeText {
+			engine.SortHits(hits)
+			hits = hits[:min(len(hits), q.K)]
+		}
+	}
+	if q.MinSimilarity != nil {
+		hits = slices.DeleteFunc(hits, func(h engine.Hit) bool { return h.Similarity < *q.MinSimilarity })
+	}
+	if mode == engine.ModeHybrid {
+		engine.SortHits(hits)
+		hits = hits[:min(len(hits), q.K)]
+	}
+	return hits, nil
+}
+
+// merge joins the two sides of a hybrid query by ID: one hit per record,
+// with each side's rank and score.
+func merge(vec, txt []engine.Hit) []engine.Hit {
+	hits := slices.Clone(vec)
+	at := make(map[string]int, len(vec)+len(txt))
+	for i, h := range hits {
+		at[h.Record.ID] = i
+	}
+	for _, h := range txt {
+		if i, ok := at[h.Record.ID]; ok {
+			hits[i].TextRank, hits[i].TextScore = h.TextRank, h.TextScore
+			continue
+		}
+		h.Score = 0
+		hits = append(hits, h)
+	}
+	return hits
+}
+
+// sides runs the vector side (mode vector or hybrid) and the text side
+// (mode text or hybrid) of q for k candidates each, in one round trip.
+func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode, k int, exact bool) (vec, txt []engine.Hit, err error) {
+	var b pgx.Batch
+	ef := q.Ef
+	if ef == 0 {
+		ef = c.cfg.EfSearch
+	}
+	ef = min(max(ef, k, 1), maxEfSearch)
+	b.Queue(`SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'strict_order', false)`, strconv.Itoa(ef))
+	var qv *pgvector.Vector
+	if q.Vector != nil {
+		v := pgvector.NewVector(q.Vector)
+		qv = &v
+	}
+	if mode != engine.ModeText {
+		sql, args := c.vectorSQL(q, qv, k, exact)
+		b.Queue(sql, args...)
+	}
+	if mode != engine.ModeVector {
+		sql, args := c.textSQL(q, qv, k)
+		b.Queue(sql, args...)
+	}
+	br := c.s.pool.SendBatch(ctx, &b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, nil, err
+	}
+	if mode != engine.ModeText {
+		if vec, err = c.collectHits(br, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	if mode != engine.ModeVector {
+		if txt, err = c.collectHits(br, true); err != nil {
+			return nil, nil, err
+		}
+	}
+	return vec, txt, br.Close()
+}
+
+// distanceSQL is the distance of the metric to the parameter p: pgvector's
+// L2 operator gives the root of the engine's squared distance, which
+// collectHits squares.
+func (c *Collection) distanceSQL(p string) string {
+	switch c.cfg.Metric {
+	case engine.Dot:
+		return "(t.embedding <#> " + p + ")"
+	case engine.L2:
+		return "(t.embedding <-> " + p + ")"
+	}
+	return "(t.embedding <=> " + p + ")"
+}
+
+// columns are the selected columns of a hit: id, content, metadata,
+// embedding (or NULL), distance (or NULL), score.
+func (c *Collection) columns(q engine.Query, dist string) string {
+	emb := "NULL::vector"
+	if q.WithVectors {
+		emb = "t.embedding"
+	}
+	if dist == "" {
+		dist = "NULL::float8"
+	}
+	return "t.id, t.content, t.metadata, " + emb + ", " + dist + "::float8"
+}
+
+func (c *Collection) vectorSQL(q engine.Query, qv *pgvector.Vector, k int, exact bool) (string, []any) {
+	var b sqlBuilder
+	p := b.arg(qv)
+	dist := c.distanceSQL(p)
+	// ORDER BY the distance alone is what pgvector's index answers; an
+	// expression of it (or a second key) is an exact scan and sort.
+	order := dist
+	if exact || c.cfg.Index == engine.Flat {
+		order = dist + " + 0, t.id"
+	}
+	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ")
+	filterSQL(&b, "t.metadata", q.Filter)
+	b.write(" ORDER BY ", order, " LIMIT ", b.arg(int64(k)))
+	return b.String(), b.args
+}
+
+// textSQL ranks by BM25 exactly as the engine's full-text index: idf over
+// the records holding a term (filter or not), length normalised by the
+// average length of the records that have text.
+func (c *Collection) textSQL(q engine.Query, qv *pgvector.Vector, k int) (string, []any) {
+	terms := analysis.Terms(q.Text)
+	slices.Sort(terms)
+	var uniq []string
+	var qtf []float64
+	for i, t := range terms {
+		if i > 0 && t == terms[i-1] {
+			qtf[len(qtf)-1]++
+			continue
+		}
+		uniq, qtf = append(uniq, t), append(qtf, 1)
+	}
+	if uniq == nil {
+		uniq = []string{}
+	}
+	p := *c.cfg.Text.BM25
+	if q.BM25 != nil {
+		p = *q.BM25
+	}
+	var b sqlBuilder
+	tp, qp, k1, bp := b.arg(uniq), b.arg(qtf), b.arg(p.K1), b.arg(p.B)
+	dist := ""
+	if qv != nil {
+		dist = c.distanceSQL(b.arg(qv))
+	}
+	b.write(`WITH q AS (SELECT * FROM unnest(`, tp, `::text[], `, qp, `::float8[]) AS q(term, qtf)),
+st AS MATERIALIZED (SELECT count(*) FILTER (WHERE text_len > 0)::float8 AS n, coalesce(sum(text_len), 0)::float8 AS total FROM `, c.table, `),
+w AS MATERIALIZED (SELECT q.term, ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5)) * q.qtf * (`, k1, `::float8 + 1) AS wt
+	FROM q CROSS JOIN st CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM `, c.table, ` x WHERE x.terms @> ARRAY[q.term]) d
+	WHERE d.df > 0),
+c AS (SELECT `, c.columns(q, dist), ` AS d, (SELECT sum(w.wt * f.tf / (f.tf + `, k1, `::float8 * (1 - `, bp, `::float8 + `, bp, `::float8 * t.text_len / (st.total / nullif(st.n, 0)))))
+		FROM w CROSS JOIN LATERAL (SELECT t.freqs[array_position(t.terms, w.term)]::float8 AS tf) f
+		WHERE f.tf IS NOT NULL) AS score
+	FROM `, c.table, ` t CROSS JOIN st
+	WHERE t.terms && `, tp, `::text[] AND `)
+	filterSQL(&b, "t.metadata", q.Filter)
+	b.write(`)
+SELECT * FROM c WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT `, b.arg(int64(k)))
+	return b.String(), b.args
+}
+
+// collectHits reads one side's rows into hits ranked from 1.
+func (c *Collection) collectHits(br pgx.BatchResults, text bool) ([]engine.Hit, error) {
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	rank := 0
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Hit, error) {
+		h, err := c.scanHit(r)
+		if err != nil {
+			return h, err
+		}
+		rank++
+		if text {
+			h.TextRank, h.TextScore = rank, h.Score
+		} else {
+			h.VectorRank, h.Score = rank, float64(h.Similarity)
+		}
+		return h, nil
+	})
+}
+
+// scanHit reads a row of columns and a score (NULL: 0) into a hit.
+func (c *Collection) scanHit(r pgx.CollectableRow) (engine.Hit, error) {
+	var h engine.Hit
+	var vec *pgvector.Vector
+	var meta []byte
+	var dist, score *float64
+	if err := r.Scan(&h.Record.ID, &h.Record.Content, &meta, &vec, &dist, &score); err != nil {
+		return h, err
+	}
+	if vec != nil {
+		h.Record.Vector = vec.Slice()
+	}
+	var err error
+	if h.Record.Metadata, err = decodeMetadata(h.Record.ID, meta); err != nil {
+		return h, err
+	}
+	if dist != nil {
+		d := *dist
+		if c.cfg.Metric == engine.L2 {
+			d *= d
+		}
+		h.Distance = float32(d)
+		h.Similarity = engine.Similarity(c.cfg.Metric, h.Distance)
+	}
+	if score != nil {
+		h.Score = *score
+	}
+	return h, nil
+}

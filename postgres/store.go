@@ -1,0 +1,456 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxvec "github.com/pgvector/pgvector-go/pgx"
+
+	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/backend"
+)
+
+// SchemaVersion is the version of the tables this package creates and
+// reads.
+const SchemaVersion = 1
+
+// Options configures a Store. The zero value (or nil) is valid.
+type Options struct {
+	// MaxConns bounds the connection pool; zero means pgx's default (the
+	// larger of 4 and the number of CPUs).
+	MaxConns int
+	// RetryTimeout is how long a call keeps retrying after a connection
+	// error before it fails with ErrUnavailable; zero means 5 seconds, a
+	// negative value no retries.
+	RetryTimeout time.Duration
+}
+
+// Validate reports every problem with the options at once.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	if o.MaxConns < 0 {
+		return fmt.Errorf("%w: MaxConns %d, want >= 0", engine.ErrInvalidConfig, o.MaxConns)
+	}
+	return nil
+}
+
+// Store is a set of collections in one PostgreSQL database. It implements
+// backend.Store and is safe for concurrent use by multiple goroutines.
+type Store struct {
+	pool   *pgxpool.Pool
+	retry  time.Duration
+	closed atomic.Bool
+}
+
+var _ backend.Store = (*Store)(nil)
+
+// Open connects to the database named by dsn (a postgres:// URL or a
+// key=value connection string, as pgx reads it), creates the pgvector
+// extension and mnemo's tables when missing, and returns the Store, which
+// owns its connection pool: Close closes it.
+func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts == nil {
+		opts = &Options{}
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", engine.ErrInvalidConfig, err)
+	}
+	if opts.MaxConns > 0 {
+		cfg.MaxConns = int32(opts.MaxConns)
+	}
+	s := &Store{retry: opts.RetryTimeout}
+	if s.retry == 0 {
+		s.retry = 5 * time.Second
+	}
+	err = s.do(ctx, func(ctx context.Context) error {
+		conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(context.Background())
+		return migrate(ctx, conn)
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.AfterConnect = pgxvec.RegisterTypes
+	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	return s, nil
+}
+
+// schemaLock is the advisory lock key that serialises schema and catalog
+// changes ("mnemo" in ASCII).
+const schemaLock = 0x6d6e656d6f
+
+// migrate brings the schema to SchemaVersion.
+func migrate(ctx context.Context, conn *pgx.Conn) error {
+	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS mnemo_schema (version integer NOT NULL)`); err != nil {
+			return err
+		}
+		version := 0
+		err := tx.QueryRow(ctx, `SELECT version FROM mnemo_schema`).Scan(&version)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if version > SchemaVersion {
+			return fmt.Errorf("%w: the database has mnemo schema version %d; this version knows %d", ErrSchema, version, SchemaVersion)
+		}
+		for v := version + 1; v <= SchemaVersion; v++ {
+			for _, stmt := range migrations[v-1] {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("migrate to schema version %d: %w", v, err)
+				}
+			}
+		}
+		if version == 0 {
+			_, err = tx.Exec(ctx, `INSERT INTO mnemo_schema (version) VALUES ($1)`, SchemaVersion)
+		} else if version < SchemaVersion {
+			_, err = tx.Exec(ctx, `UPDATE mnemo_schema SET version = $1`, SchemaVersion)
+		}
+		return err
+	})
+}
+
+// migrations[i] takes the schema from version i to i+1.
+var migrations = [][]string{
+	{`CREATE TABLE mnemo_collections (
+		id bigserial PRIMARY KEY,
+		name text COLLATE "C" NOT NULL UNIQUE,
+		config jsonb NOT NULL,
+		created timestamptz NOT NULL DEFAULT now()
+	)`},
+}
+
+// Close closes the connection pool, waiting for connections in use to be
+// released. Later calls fail with engine.ErrClosed.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.pool.Close()
+	return nil
+}
+
+// CreateCollection creates a collection and its table and indexes, or
+// returns the existing one when its config is the same (defaults
+// applied); another config is engine.ErrCollectionExists.
+func (s *Store) CreateCollection(ctx context.Context, name string, cfg engine.CollectionConfig) (backend.Collection, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	if err := engine.CheckCollectionName(name); err != nil {
+		return nil, err
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	if err := checkConfig(cfg); err != nil {
+		return nil, err
+	}
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: encode config: %w", err)
+	}
+	var c *Collection
+	err = s.do(ctx, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+				return err
+			}
+			var id int64
+			var have []byte
+			err := tx.QueryRow(ctx, `SELECT id, config FROM mnemo_collections WHERE name = $1`, name).Scan(&id, &have)
+			switch {
+			case err == nil:
+				old, err := decodeConfig(name, have)
+				if err != nil {
+					return err
+				}
+				if !old.Equal(cfg) {
+					return fmt.Errorf("%w: %q has %+v, asked for %+v", engine.ErrCollectionExists, name, old, cfg)
+				}
+				c = s.newCollection(name, id, old)
+				return nil
+			case !errors.Is(err, pgx.ErrNoRows):
+				return err
+			}
+			if err := tx.QueryRow(ctx, `INSERT INTO mnemo_collections (name, config) VALUES ($1, $2::text::jsonb) RETURNING id`, name, string(js)).Scan(&id); err != nil {
+				return err
+			}
+			for _, stmt := range createTable(id, cfg) {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			c = s.newCollection(name, id, cfg)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// checkConfig refuses what pgvector cannot hold.
+func checkConfig(cfg engine.CollectionConfig) error {
+	switch {
+	case cfg.Dimension > 16000:
+		return fmt.Errorf("%w: %w: dimension %d: pgvector holds at most 16000", engine.ErrInvalidConfig, ErrUnsupported, cfg.Dimension)
+	case cfg.Index == engine.HNSW && cfg.Dimension > 2000:
+		return fmt.Errorf("%w: %w: dimension %d: pgvector's HNSW indexes at most 2000 (use engine.Flat)", engine.ErrInvalidConfig, ErrUnsupported, cfg.Dimension)
+	case cfg.Index == engine.HNSW && (cfg.M < 2 || cfg.M > 100):
+		return fmt.Errorf("%w: %w: M %d: pgvector wants 2 to 100", engine.ErrInvalidConfig, ErrUnsupported, cfg.M)
+	case cfg.Index == engine.HNSW && (cfg.EfConstruction < 4 || cfg.EfConstruction > 1000 || cfg.EfConstruction < 2*cfg.M):
+		return fmt.Errorf("%w: %w: efConstruction %d: pgvector wants 4 to 1000, at least 2*M", engine.ErrInvalidConfig, ErrUnsupported, cfg.EfConstruction)
+	}
+	return nil
+}
+
+// tableName is the table of collection id, quoted.
+func tableName(id int64) string {
+	return pgx.Identifier{"mnemo_records_" + strconv.FormatInt(id, 10)}.Sanitize()
+}
+
+// opclass is pgvector's HNSW operator class for metric.
+func opclass(m engine.Metric) string {
+	switch m {
+	case engine.Dot:
+		return "vector_ip_ops"
+	case engine.L2:
+		return "vector_l2_ops"
+	}
+	return "vector_cosine_ops"
+}
+
+// createTable returns the statements that create collection id's table.
+// Every part of them is a number or a constant of this package.
+func createTable(id int64, cfg engine.CollectionConfig) []string {
+	t := tableName(id)
+	stmts := []string{
+		fmt.Sprintf(`CREATE TABLE %s (
+			id text COLLATE "C" PRIMARY KEY,
+			embedding vector(%d) NOT NULL,
+			content text NOT NULL,
+			metadata jsonb,
+			terms text[] NOT NULL,
+			freqs int4[] NOT NULL,
+			text_len int4 NOT NULL
+		)`, t, cfg.Dimension),
+		fmt.Sprintf(`CREATE INDEX ON %s USING gin (terms)`, t),
+	}
+	if cfg.Index == engine.HNSW {
+		stmts = append(stmts, fmt.Sprintf(`CREATE INDEX ON %s USING hnsw (embedding %s) WITH (m = %d, ef_construction = %d)`,
+			t, opclass(cfg.Metric), cfg.M, cfg.EfConstruction))
+	}
+	return stmts
+}
+
+func decodeConfig(name string, b []byte) (engine.CollectionConfig, error) {
+	var cfg engine.CollectionConfig
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return cfg, fmt.Errorf("%w: config of %q: %v", ErrSchema, name, err)
+	}
+	return cfg, nil
+}
+
+// Collection returns the named collection, or engine.ErrCollectionNotFound.
+func (s *Store) Collection(ctx context.Context, name string) (backend.Collection, error) {
+	c, err := s.collection(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// collection looks the named collection up in the catalog.
+func (s *Store) collection(ctx context.Context, name string) (*Collection, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	var c *Collection
+	err := s.do(ctx, func(ctx context.Context) error {
+		var id int64
+		var js []byte
+		err := s.pool.QueryRow(ctx, `SELECT id, config FROM mnemo_collections WHERE name = $1`, name).Scan(&id, &js)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("%w: %q", engine.ErrCollectionNotFound, name)
+		}
+		if err != nil {
+			return err
+		}
+		cfg, err := decodeConfig(name, js)
+		if err != nil {
+			return err
+		}
+		c = s.newCollection(name, id, cfg)
+		return nil
+	})
+	return c, err
+}
+
+// Collections returns the names of all collections, sorted byte-wise.
+func (s *Store) Collections(ctx context.Context) ([]string, error) {
+	if err := s.enter(ctx); err != nil {
+		return nil, err
+	}
+	var names []string
+	err := s.do(ctx, func(ctx context.Context) error {
+		rows, err := s.pool.Query(ctx, `SELECT name FROM mnemo_collections ORDER BY name`)
+		if err != nil {
+			return err
+		}
+		names, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return names, err
+}
+
+// DropCollection deletes a collection, its table and its records. Handles
+// of it (here or in other processes) then fail with
+// engine.ErrCollectionNotFound.
+func (s *Store) DropCollection(ctx context.Context, name string) error {
+	if err := s.enter(ctx); err != nil {
+		return err
+	}
+	return s.do(ctx, func(ctx context.Context) error {
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+				return err
+			}
+			var id int64
+			err := tx.QueryRow(ctx, `DELETE FROM mnemo_collections WHERE name = $1 RETURNING id`, name).Scan(&id)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("%w: %q", engine.ErrCollectionNotFound, name)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, `DROP TABLE IF EXISTS `+tableName(id))
+			return err
+		})
+	})
+}
+
+// enter checks the store is open and ctx is live.
+func (s *Store) enter(ctx context.Context) error {
+	if s.closed.Load() {
+		return engine.ErrClosed
+	}
+	return ctx.Err()
+}
+
+// do runs f, retrying it with backoff while it fails with a connection
+// error, for up to s.retry; it then fails with ErrUnavailable. Every f
+// given to do is idempotent. Errors from the server keep their meaning:
+// an undefined table (a dropped collection) becomes
+// engine.ErrCollectionNotFound.
+func (s *Store) do(ctx context.Context, f func(context.Context) error) error {
+	start := time.Now()
+	wait := 20 * time.Millisecond
+	for {
+		err := f(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !transient(err) {
+			return serverError(err)
+		}
+		if s.closed.Load() {
+			return engine.ErrClosed
+		}
+		if s.retry < 0 || time.Since(start)+wait > s.retry {
+			return fmt.Errorf("%w: %v", ErrUnavailable, err)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
+// transient reports whether err is a broken or refused connection, or a
+// server that is starting or shutting down: worth retrying.
+func transient(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P01", "57P02", "57P03", // admin shutdown, crash shutdown, cannot connect now
+			"53300",          // too many connections
+			"40001", "40P01": // serialization failure, deadlock
+			return true
+		}
+		return len(pe.Code) == 5 && pe.Code[:2] == "08" // connection exceptions
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	return pgconn.SafeToRetry(err) || errors.As(err, &ne) || errors.As(err, &ce) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		pgconn.Timeout(err) || isClosedConn(err)
+}
+
+// isClosedConn matches pgx's errors for a connection it already knows is
+// dead (it has no sentinel for them).
+func isClosedConn(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range []string{"conn closed", "connection reset", "broken pipe", "failed to connect", "conn busy", "unexpected EOF"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// serverError gives a server error the engine's meaning where there is
+// one.
+func serverError(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+		return fmt.Errorf("%w: %v", engine.ErrCollectionNotFound, err)
+	}
+	if errors.As(err, &pe) {
+		return fmt.Errorf("postgres: %w", err)
+	}
+	return err
+}
