@@ -5,16 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mnemodb/mnemo/bench/retrieval"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/internal/vecio"
 	"github.com/mnemodb/mnemo/memory/backend"
@@ -267,7 +266,7 @@ func BenchmarkCranfield(b *testing.B) {
 						for j, h := range hits {
 							ranked[j] = h.Record.ID
 						}
-						sum += ndcg(ranked, r, 10)
+						sum += retrieval.NDCG(ranked, r, 10)
 					}
 					b.ReportMetric(sum/float64(judged), string(mode)+"-nDCG@10")
 				}
@@ -277,26 +276,6 @@ func BenchmarkCranfield(b *testing.B) {
 			}
 		})
 	}
-}
-
-func ndcg(ranked []string, rel map[string]float64, k int) float64 {
-	var dcg float64
-	for i, d := range ranked[:min(k, len(ranked))] {
-		dcg += (math.Pow(2, rel[d]) - 1) / math.Log2(float64(i+2))
-	}
-	var gains []float64
-	for _, g := range rel {
-		gains = append(gains, g)
-	}
-	sort.Sort(sort.Reverse(sort.Float64Slice(gains)))
-	var idcg float64
-	for i, g := range gains[:min(k, len(gains))] {
-		idcg += (math.Pow(2, g) - 1) / math.Log2(float64(i+2))
-	}
-	if idcg == 0 {
-		return 0
-	}
-	return dcg / idcg
 }
 
 func percentile(d []time.Duration, p float64) float64 {
