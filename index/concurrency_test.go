@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 )
@@ -119,4 +120,46 @@ func TestSearchAllocs(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestExactScanDuringAdds: an exact scan of every node (SearchOptions.Exact)
+// runs while Adds allocate and fill new slots; a slot still being filled
+// must not be read (the race detector checks), and every result is a key
+// that was added.
+func TestExactScanDuringAdds(t *testing.T) {
+	h, err := NewHNSW(8, Cosine, &HNSWOptions{M: 4, EfConstruction: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	vecs := make([][]float32, 600)
+	for i := range vecs {
+		vecs[i] = make([]float32, 8)
+		for j := range vecs[i] {
+			vecs[i][j] = r.Float32() + 0.01
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i, v := range vecs {
+			if err := h.Add(uint64(i), v); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 200 {
+		res, err := h.Search(nil, vecs[0], 5, &SearchOptions{Exact: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range res {
+			if x.Key >= uint64(len(vecs)) {
+				t.Fatalf("exact scan returned key %d, never added", x.Key)
+			}
+		}
+	}
+	wg.Wait()
 }

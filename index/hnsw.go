@@ -348,6 +348,10 @@ func (h *HNSW) allocSlot() (uint32, error) {
 		grown := append(slices.Clip(table), h.newChunk())
 		h.chunks.Store(&grown)
 	}
+	// A slot counted in nodes but not yet initialised must not look live
+	// to a scan of every node (scanAll): it is marked deleted until
+	// initSlot clears its flags, after writing its key and vector.
+	atomic.StoreUint32(h.flagWord(id), flagDeleted)
 	h.nodes.Store(id + 1)
 	return id, nil
 }
