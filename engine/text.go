@@ -87,15 +87,9 @@ func analyzeDoc(text string) textDoc {
 	if len(terms) == 0 {
 		return textDoc{}
 	}
-	slices.Sort(terms)
 	doc := textDoc{length: uint32(min(len(terms), math.MaxUint32))}
-	for i := 0; i < len(terms); {
-		j := i + 1
-		for j < len(terms) && terms[j] == terms[i] {
-			j++
-		}
-		doc.terms = append(doc.terms, termFreq{terms[i], uint32(j - i)})
-		i = j
+	for _, tc := range analysis.Count(terms) {
+		doc.terms = append(doc.terms, termFreq{tc.Term, uint32(tc.Count)})
 	}
 	if len(doc.terms) > MaxTextTerms {
 		byFreq := slices.Clone(doc.terms)
@@ -346,19 +340,13 @@ func (t *textIndex) search(query []string, k int, p BM25, admit func(uint64) boo
 		weight float64 // idf * qtf * (k1+1): also the term's bound
 		df     int
 	}
-	slices.Sort(query)
 	var qs []qterm
-	for i := 0; i < len(query); {
-		j := i + 1
-		for j < len(query) && query[j] == query[i] {
-			j++
-		}
-		if id, ok := t.dict[query[i]]; ok && t.terms[id].live > 0 {
+	for _, tc := range analysis.Count(query) {
+		if id, ok := t.dict[tc.Term]; ok && t.terms[id].live > 0 {
 			df := t.terms[id].live
-			q := float64(j - i)
+			q := float64(tc.Count)
 			qs = append(qs, qterm{id, q, idf(t.n, df) * q * (p.K1 + 1), df})
 		}
-		i = j
 	}
 	if len(qs) == 0 {
 		return nil

@@ -31,6 +31,7 @@ package analysis
 
 import (
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"unicode"
@@ -204,3 +205,26 @@ var stopWords = func() map[string]bool {
 	}
 	return m
 }()
+
+// TermCount is a distinct term and how often it occurs.
+type TermCount struct {
+	Term  string
+	Count int
+}
+
+// Count returns the distinct terms of terms with their counts, sorted by
+// term. terms is not modified.
+func Count(terms []string) []TermCount {
+	sorted := slices.Clone(terms)
+	slices.Sort(sorted)
+	var out []TermCount
+	for i := 0; i < len(sorted); {
+		j := i + 1
+		for j < len(sorted) && sorted[j] == sorted[i] {
+			j++
+		}
+		out = append(out, TermCount{sorted[i], j - i})
+		i = j
+	}
+	return out
+}

@@ -61,3 +61,15 @@ func BenchmarkTerms(b *testing.B) {
 		dst = AppendTerms(dst[:0], text)
 	}
 }
+
+func TestCount(t *testing.T) {
+	in := []string{"b", "a", "b", "c", "b"}
+	got := Count(in)
+	want := []TermCount{{"a", 1}, {"b", 3}, {"c", 1}}
+	if !slices.Equal(got, want) || !slices.Equal(in, []string{"b", "a", "b", "c", "b"}) {
+		t.Fatalf("Count = %v (input now %v)", got, in)
+	}
+	if Count(nil) != nil {
+		t.Fatal("Count(nil) is not empty")
+	}
+}

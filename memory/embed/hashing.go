@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -131,21 +130,14 @@ func (h *Hashing) Vector(text string) []float32 {
 	}
 	acc := make([]float64, h.dim)
 	if len(terms) > 0 {
-		sorted := slices.Clone(terms)
-		slices.Sort(sorted)
 		var buf []string
-		for i := 0; i < len(sorted); {
-			j := i + 1
-			for j < len(sorted) && sorted[j] == sorted[i] {
-				j++
-			}
-			w := 1 + math.Log(float64(j-i))
-			h.add64(acc, "w\x00", sorted[i], "", w)
-			buf = appendGrams(buf[:0], sorted[i])
+		for _, tc := range analysis.Count(terms) {
+			w := 1 + math.Log(float64(tc.Count))
+			h.add64(acc, "w\x00", tc.Term, "", w)
+			buf = appendGrams(buf[:0], tc.Term)
 			for _, g := range buf {
 				h.add64(acc, "g\x00", g, "", w*gramWeight/float64(len(buf)))
 			}
-			i = j
 		}
 		for i := 1; i < len(terms); i++ {
 			h.add64(acc, "b\x00", terms[i-1], terms[i], pairWeightV2)
