@@ -262,6 +262,9 @@ func (c *Collection) run(q Query, mode Mode) ([]Hit, []Record, []bool, Plan, err
 			sim := Similarity(c.cfg.Metric, r.Distance)
 			hits[i] = Hit{Record: Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, Score: float64(sim), VectorRank: i + 1}
 		}
+		if q.MinSimilarity != nil { // text and hybrid apply it in finish
+			hits = slices.DeleteFunc(hits, func(h Hit) bool { return h.Similarity < *q.MinSimilarity })
+		}
 	case ModeText:
 		plan = PlanText
 		k := q.K
@@ -285,15 +288,6 @@ func (c *Collection) run(q Query, mode Mode) ([]Hit, []Record, []bool, Plan, err
 		if hits, plan, err = c.hybrid(q); err != nil {
 			return nil, nil, nil, "", err
 		}
-	}
-	if q.MinSimilarity != nil {
-		kept := hits[:0]
-		for _, h := range hits {
-			if h.Similarity >= *q.MinSimilarity {
-				kept = append(kept, h)
-			}
-		}
-		hits = kept
 	}
 	recs := make([]Record, len(hits))
 	onDisk := make([]bool, len(hits))

@@ -50,7 +50,7 @@ type LoCoMo struct {
 // LoadLoCoMo reads turns.jsonl and qa.jsonl from dir.
 func LoadLoCoMo(dir string) (*LoCoMo, error) {
 	l := &LoCoMo{Turns: map[string][]Turn{}}
-	err := readJSONL(filepath.Join(dir, "turns.jsonl"), func(line []byte) error {
+	err := readLines(filepath.Join(dir, "turns.jsonl"), func(line []byte) error {
 		var t Turn
 		if err := json.Unmarshal(line, &t); err != nil {
 			return err
@@ -65,7 +65,7 @@ func LoadLoCoMo(dir string) (*LoCoMo, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = readJSONL(filepath.Join(dir, "qa.jsonl"), func(line []byte) error {
+	err = readLines(filepath.Join(dir, "qa.jsonl"), func(line []byte) error {
 		var q Question
 		if err := json.Unmarshal(line, &q); err != nil {
 			return err
@@ -90,7 +90,7 @@ type Cranfield struct {
 // LoadCranfield reads docs.jsonl, queries.jsonl and qrels.tsv from dir.
 func LoadCranfield(dir string) (*Cranfield, error) {
 	c := &Cranfield{Gain: map[string]map[string]float64{}}
-	err := readJSONL(filepath.Join(dir, "docs.jsonl"), func(line []byte) error {
+	err := readLines(filepath.Join(dir, "docs.jsonl"), func(line []byte) error {
 		var d struct {
 			ID    string `json:"_id"`
 			Title string `json:"title"`
@@ -106,7 +106,7 @@ func LoadCranfield(dir string) (*Cranfield, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = readJSONL(filepath.Join(dir, "queries.jsonl"), func(line []byte) error {
+	err = readLines(filepath.Join(dir, "queries.jsonl"), func(line []byte) error {
 		var q struct {
 			ID   string `json:"_id"`
 			Text string `json:"text"`
@@ -143,8 +143,6 @@ func LoadCranfield(dir string) (*Cranfield, error) {
 	})
 	return c, err
 }
-
-func readJSONL(path string, fn func([]byte) error) error { return readLines(path, fn) }
 
 func readLines(path string, fn func([]byte) error) error {
 	f, err := os.Open(path)
