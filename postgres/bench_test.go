@@ -1,9 +1,8 @@
 package postgres_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,58 +46,21 @@ func stores(b *testing.B) []namedStore {
 	return []namedStore{{"engine", backend.Embedded(db)}, {"postgres", pg}}
 }
 
-func readLines(b *testing.B, path string, fn func([]byte)) {
-	b.Helper()
-	f, err := os.Open(path)
-	if err != nil {
+// loadLoCoMo reads the LoCoMo conversations through bench/retrieval's
+// loader, skipping when the data is absent.
+func loadLoCoMo(b *testing.B) ([]retrieval.Turn, []retrieval.Question) {
+	l, err := retrieval.LoadLoCoMo(filepath.Join(dataDir, "locomo-dev"))
+	if errors.Is(err, retrieval.ErrNoData) {
 		b.Skipf("data not present: %v", err)
 	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		fn(s.Bytes())
-	}
-	if err := s.Err(); err != nil {
+	if err != nil {
 		b.Fatal(err)
 	}
-}
-
-type locomoTurn struct {
-	Conv     string `json:"conv_id"`
-	Session  int    `json:"session"`
-	DateTime string `json:"date_time"`
-	DiaID    string `json:"dia_id"`
-	Speaker  string `json:"speaker"`
-	Text     string `json:"text"`
-}
-
-type locomoQA struct {
-	Conv     string   `json:"conv_id"`
-	Question string   `json:"question"`
-	Evidence []string `json:"evidence_valid"`
-}
-
-func loadLoCoMo(b *testing.B) ([]locomoTurn, []locomoQA) {
-	var turns []locomoTurn
-	var qas []locomoQA
-	readLines(b, filepath.Join(dataDir, "locomo-dev", "turns.jsonl"), func(l []byte) {
-		var t locomoTurn
-		if err := json.Unmarshal(l, &t); err != nil {
-			b.Fatal(err)
-		}
-		turns = append(turns, t)
-	})
-	readLines(b, filepath.Join(dataDir, "locomo-dev", "qa.jsonl"), func(l []byte) {
-		var q locomoQA
-		if err := json.Unmarshal(l, &q); err != nil {
-			b.Fatal(err)
-		}
-		if len(q.Evidence) > 0 {
-			qas = append(qas, q)
-		}
-	})
-	return turns, qas
+	var turns []retrieval.Turn
+	for _, conv := range l.Convs {
+		turns = append(turns, l.Turns[conv]...)
+	}
+	return turns, l.Questions
 }
 
 var modes = []engine.Mode{engine.ModeText, engine.ModeVector, engine.ModeHybrid}
@@ -160,13 +122,13 @@ func BenchmarkLoCoMo(b *testing.B) {
 				}
 				qtexts := make([]string, len(qas))
 				for i, q := range qas {
-					qtexts[i] = q.Question
+					qtexts[i] = q.Text
 				}
 				qvecs := mustEmbed(b, emb, qtexts)
 				for _, mode := range modes {
 					var sum float64
 					for i, q := range qas {
-						hits, err := cols[q.Conv].Query(ctx, query(mode, q.Question, qvecs[i], 10))
+						hits, err := cols[q.Conv].Query(ctx, query(mode, q.Text, qvecs[i], 10))
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -194,41 +156,20 @@ func BenchmarkLoCoMo(b *testing.B) {
 // (default hashing embedder); nDCG@10 over the 225 queries with graded
 // judgements, by mode, on both backends.
 func BenchmarkCranfield(b *testing.B) {
-	dir := filepath.Join(dataDir, "cranfield")
-	var ids, docs, qids, queries []string
-	readLines(b, filepath.Join(dir, "docs.jsonl"), func(l []byte) {
-		var d map[string]string
-		if err := json.Unmarshal(l, &d); err != nil {
-			b.Fatal(err)
+	cf, err := retrieval.LoadCranfield(filepath.Join(dataDir, "cranfield"))
+	if errors.Is(err, retrieval.ErrNoData) {
+		b.Skipf("data not present: %v", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids, docs []string
+	for i, d := range cf.Docs {
+		if strings.TrimSpace(d) != "" {
+			ids, docs = append(ids, cf.DocIDs[i]), append(docs, d)
 		}
-		if strings.TrimSpace(d["text"]) != "" {
-			ids, docs = append(ids, d["_id"]), append(docs, d["text"])
-		}
-	})
-	readLines(b, filepath.Join(dir, "queries.jsonl"), func(l []byte) {
-		var q map[string]string
-		if err := json.Unmarshal(l, &q); err != nil {
-			b.Fatal(err)
-		}
-		qids, queries = append(qids, q["_id"]), append(queries, q["text"])
-	})
-	rel := map[string]map[string]float64{}
-	first := true
-	readLines(b, filepath.Join(dir, "qrels.tsv"), func(l []byte) {
-		if first {
-			first = false
-			return
-		}
-		p := strings.Split(string(l), "\t")
-		g, err := strconv.Atoi(p[len(p)-1])
-		if len(p) != 3 || err != nil || g < 1 || g > 4 {
-			return
-		}
-		if rel[p[0]] == nil {
-			rel[p[0]] = map[string]float64{}
-		}
-		rel[p[0]][p[1]] = float64(5 - g) // grade 1 is a complete answer
-	})
+	}
+	qids, queries, rel := cf.QueryIDs, cf.Querys, cf.Gain
 	ctx := context.Background()
 	emb, _ := embed.NewHashing(0)
 	vecs := mustEmbed(b, emb, docs)
@@ -305,7 +246,7 @@ func BenchmarkLatency(b *testing.B) {
 	vecs := mustEmbed(b, emb, texts)
 	qtexts := make([]string, len(qas))
 	for i, q := range qas {
-		qtexts[i] = q.Question
+		qtexts[i] = q.Text
 	}
 	qvecs := mustEmbed(b, emb, qtexts)
 	ss := stores(b)
