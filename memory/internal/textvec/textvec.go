@@ -85,7 +85,11 @@ func (s *Space) Collection(ctx context.Context, db backend.Store, name string) (
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", s.invalid)
 	}
-	if old, err := db.Collection(ctx, name); err == nil && s.dflt {
+	old, err := db.Collection(ctx, name)
+	if err != nil {
+		old = nil // none yet (or unreadable: CreateCollection says which)
+	}
+	if old != nil && s.dflt {
 		// A memory stored with an older version of the offline default
 		// keeps being searched with that version.
 		if h, ok := embed.Offline(old.Config().Embedder); ok && h.Identity() != s.emb.Identity() {
@@ -97,12 +101,15 @@ func (s *Space) Collection(ctx context.Context, db backend.Store, name string) (
 	emb := s.Embedder()
 	id := emb.Identity()
 	cfg := engine.CollectionConfig{Dimension: emb.Dimension(), Metric: engine.Cosine, Embedder: id}
-	if old, err := db.Collection(ctx, name); err == nil {
+	if old != nil {
 		cfg.Text = old.Config().Text // an existing collection keeps its full-text settings
 	}
 	c, err := db.CreateCollection(ctx, name, cfg)
 	if errors.Is(err, engine.ErrCollectionExists) {
-		if old, gerr := db.Collection(ctx, name); gerr == nil && old.Config().Embedder != id {
+		if old == nil { // created by someone else since the lookup
+			old, _ = db.Collection(ctx, name)
+		}
+		if old != nil && old.Config().Embedder != id {
 			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", embed.ErrMismatch, name, old.Config().Embedder, id)
 		}
 	}
