@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -167,4 +168,36 @@ func TestOptionsValidate(t *testing.T) {
 
 func containsStr(s, sub string) bool {
 	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || containsStr(s[1:], sub)))
+}
+
+// TestVisitedReset checks the visited bitset across searches of every size:
+// after reset nothing is visited, whether the last search touched a few
+// words (cleared one by one) or most of them (cleared whole), and ids past
+// the set grow it.
+func TestVisitedReset(t *testing.T) {
+	var s searcher
+	r := rand.New(rand.NewPCG(7, 7))
+	n := uint32(10000)
+	for round, touch := range []int{3, 9000, 1, 0, 5000, 40, 20000} {
+		s.reset(n)
+		seen := map[uint32]bool{}
+		for range touch {
+			id := r.Uint32N(n + n/2) // some past the set
+			if got := s.visit(id); got == seen[id] {
+				t.Fatalf("round %d: visit(%d) = %v after %v", round, id, got, seen[id])
+			}
+			seen[id] = true
+		}
+		for id := range seen {
+			if s.visit(id) {
+				t.Fatalf("round %d: %d not marked", round, id)
+			}
+		}
+	}
+	s.reset(n)
+	for id := range n + n/2 {
+		if !s.visit(id) {
+			t.Fatalf("%d still marked after reset", id)
+		}
+	}
 }

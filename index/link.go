@@ -98,23 +98,19 @@ func (h *HNSW) promote(id uint32, level int) {
 // chosen by the paper's heuristic (Algorithm 4, as hnswlib implements it): a
 // candidate is kept only when it is nearer to the base than to every
 // candidate kept before it, which spreads links across directions instead of
-// spending them all inside one cluster. Nodes already in dst count as kept
-// (and are skipped in cands). With no more than m candidates in all, every
-// one is kept.
+// spending them all inside one cluster. With no more than m candidates,
+// every one is kept.
 func (h *HNSW) selectNeighbors(dst, cands []item, m int) []item {
-	if len(dst) == 0 && len(cands) <= m {
+	if len(cands) <= m {
 		return append(dst, cands...)
 	}
-	seeded := len(dst)
+	base := len(dst)
 	for _, c := range cands {
-		if len(dst) >= m {
+		if len(dst)-base >= m {
 			break
 		}
-		if slices.ContainsFunc(dst[:seeded], func(it item) bool { return it.id == c.id }) {
-			continue
-		}
 		good := true
-		for _, r := range dst {
+		for _, r := range dst[base:] {
 			if h.distID(c.id, r.id) < c.dist {
 				good = false
 				break
@@ -129,7 +125,7 @@ func (h *HNSW) selectNeighbors(dst, cands []item, m int) []item {
 
 // addLink adds the link u -> v on layer (d is their distance). When u's list
 // is full, the list and v are pruned back to capacity by the heuristic,
-// keeping on layer 0 every node u anchors. The first node on layer 0 to
+// keeping on layer 0 every node u anchors (see restoreAnchored). The first node on layer 0 to
 // keep a link to v becomes v's anchor.
 func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
 	mu := h.lock(u)
@@ -148,7 +144,7 @@ func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
 		atomic.StoreUint32(&list[0], n+1)
 	} else {
 		cands := append(s.prune[:0], item{d, v})
-		sel := s.sel[:0]
+		kept := s.kept[:0]
 		// Score u's current neighbours in one row-kernel call.
 		ids, rows := s.batch[:0], s.rows[:0]
 		for j := uint32(1); j <= n; j++ {
@@ -161,13 +157,13 @@ func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
 			it := item{dist, e}
 			cands = append(cands, it)
 			if layer == 0 && atomic.LoadUint32(h.anchor(e)) == u {
-				sel = append(sel, it)
+				kept = append(kept, it)
 			}
 		}
 		slices.SortFunc(cands, byDist)
-		slices.SortFunc(sel, byDist)
-		sel = h.selectNeighbors(sel, cands, maxL)
-		s.prune, s.sel = cands, sel
+		sel := h.selectNeighbors(s.sel[:0], cands, maxL)
+		sel = h.restoreAnchored(u, sel, kept, maxL)
+		s.prune, s.sel, s.kept = cands, sel, kept
 		for j, it := range sel {
 			atomic.StoreUint32(&list[j+1], it.id)
 		}
@@ -179,6 +175,31 @@ func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
 	if layer == 0 {
 		atomic.CompareAndSwapUint32(h.anchor(v), noNode, u)
 	}
+}
+
+// restoreAnchored puts back into sel (a selection of at most maxL, nearest
+// first) every node of kept, the nodes u anchors, that the heuristic left
+// out: into a free slot, else in place of the farthest selected node that u
+// does not anchor. The heuristic runs on its own first, as hnswlib's does,
+// so a list holds the neighbours it would hold without anchors but for the
+// rare anchored node it dropped (a list anchors one node on average).
+func (h *HNSW) restoreAnchored(u uint32, sel, kept []item, maxL int) []item {
+	for _, a := range kept {
+		if slices.ContainsFunc(sel, func(it item) bool { return it.id == a.id }) {
+			continue
+		}
+		if len(sel) < maxL {
+			sel = append(sel, a)
+			continue
+		}
+		for i := len(sel) - 1; i >= 0; i-- {
+			if atomic.LoadUint32(h.anchor(sel[i].id)) != u {
+				sel[i] = a
+				break
+			}
+		}
+	}
+	return sel
 }
 
 // rescue anchors a new node whose every reverse link was pruned away: the
