@@ -33,7 +33,22 @@ func (h *minHeap) pop() item {
 	top := s[0]
 	n := len(s) - 1
 	s[0] = s[n]
-	s = s[:n]
+	*h = s[:n]
+	h.down()
+	return top
+}
+
+// replaceTop puts it in place of the top item and restores the heap order:
+// a push and a pop in one sift (hnswlib pushes, then pops).
+func (h *minHeap) replaceTop(it item) {
+	(*h)[0] = it
+	h.down()
+}
+
+// down sifts the top item down to its place.
+func (h *minHeap) down() {
+	s := *h
+	n := len(s)
 	i := 0
 	for {
 		l := 2*i + 1
@@ -50,6 +65,4 @@ func (h *minHeap) pop() item {
 		s[i], s[m] = s[m], s[i]
 		i = m
 	}
-	*h = s
-	return top
 }

@@ -198,7 +198,7 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 	cheap := w.filter == nil && h.nfree.Load() == 0 && (!w.skipDeleted || h.deleted.Load() == 0)
 	for s.cand.Len() > 0 {
 		c := s.cand.top()
-		if c.dist > lower && (len(s.res) == ef || !filtering) {
+		if c.dist > lower && (len(s.res) >= ef || !filtering) {
 			break
 		}
 		s.cand.pop()
@@ -231,9 +231,10 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 				nb := batch[i]
 				s.cand.push(item{d, nb})
 				if cheap && nb != w.exclude || !cheap && h.admits(w, nb) {
-					s.res.push(item{-d, nb})
-					if len(s.res) > ef {
-						s.res.pop()
+					if len(s.res) < ef {
+						s.res.push(item{-d, nb})
+					} else {
+						s.res.replaceTop(item{-d, nb})
 					}
 				}
 				if len(s.res) > 0 {
@@ -363,8 +364,7 @@ func (h *HNSW) scanKeys(s *searcher, dst []Result, k int, keys []uint64, filter 
 		if len(s.res) < k {
 			s.res.push(item{-d, it.id})
 		} else if d < -s.res.top().dist {
-			s.res.pop()
-			s.res.push(item{-d, it.id})
+			s.res.replaceTop(item{-d, it.id})
 		}
 	}
 	for _, it := range s.sortedResults() {
@@ -393,8 +393,7 @@ func (h *HNSW) scanAll(s *searcher, dst []Result, k int, filter func(uint64) boo
 			if len(s.res) < k {
 				s.res.push(item{-d, ids[i]})
 			} else if d < -s.res.top().dist {
-				s.res.pop()
-				s.res.push(item{-d, ids[i]})
+				s.res.replaceTop(item{-d, ids[i]})
 			}
 		}
 	}
