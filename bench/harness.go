@@ -6,11 +6,12 @@
 package bench
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -30,7 +31,7 @@ type Config struct {
 	EfC      int      // HNSW efConstruction, default 200
 	Threads  int      // goroutines for the parallel build and query runs, default GOMAXPROCS
 	Queries  int      // use at most this many queries (0: all)
-	Snapshot bool     // also time snapshot write and load
+	Snapshot bool     // also time snapshot write and load (the queries then run on the loaded index)
 	// Quantize is the HNSW backend's quantization (index.SQ8: walk on
 	// 8-bit codes, re-rank with float32); zero for none.
 	Quantize index.Quantization
@@ -258,7 +259,7 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 			BytesPerVector: float64(idx.MemoryBytes()) / float64(len(ds.Base)),
 		}
 		if c.Snapshot {
-			base.SnapshotWriteS, base.SnapshotLoadS, err = timeSnapshot(name, idx)
+			base.SnapshotWriteS, base.SnapshotLoadS, err = timeSnapshot(name, &idx)
 			if err != nil {
 				return nil, fmt.Errorf("%s: snapshot: %w", name, err)
 			}
@@ -281,21 +282,42 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 	return rows, nil
 }
 
-// timeSnapshot writes idx, of the named backend, to memory and reads it
-// back.
-func timeSnapshot(name string, idx index.Index) (write, load float64, err error) {
-	var buf bytes.Buffer
+// timeSnapshot writes *idx, of the named backend, to a temporary file, lets
+// it go, and loads the file back into *idx, which the queries then run on. Writing to a file rather than to memory, and never
+// holding the built and the loaded index at once, keeps the process's peak
+// memory that of one index (a million 128-d vectors: about 0.7 GB less for
+// the buffer and 0.7 GB less for the second index).
+func timeSnapshot(name string, idx *index.Index) (write, load float64, err error) {
+	f, err := os.CreateTemp("", "mnemo-bench-*.snap")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
 	t0 := time.Now()
-	if _, err = idx.WriteTo(&buf); err != nil {
-		return
+	w := bufio.NewWriterSize(f, 1<<20)
+	if _, err = (*idx).WriteTo(w); err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return 0, 0, err
 	}
 	write = time.Since(t0).Seconds()
+	if _, err = f.Seek(0, io.SeekStart); err != nil {
+		return 0, 0, err
+	}
+	// Two collections: an HNSW stays reachable through the runtime's list
+	// of sync.Pools (its searcher pool) until the second one after it is
+	// dropped.
+	*idx = nil
+	runtime.GC()
+	runtime.GC()
 	t0 = time.Now()
-	if _, err = readBackend(name, bytes.NewReader(buf.Bytes())); err != nil {
-		return
+	if *idx, err = readBackend(name, bufio.NewReaderSize(f, 1<<20)); err != nil {
+		return 0, 0, err
 	}
 	load = time.Since(t0).Seconds()
-	return
+	return write, load, nil
 }
 
 // readBackend restores a snapshot of the named backend.
