@@ -283,10 +283,11 @@ func Run(ds *Dataset, c Config, progress io.Writer) ([]Row, error) {
 }
 
 // timeSnapshot writes *idx, of the named backend, to a temporary file, lets
-// it go, and loads the file back into *idx, which the queries then run on. Writing to a file rather than to memory, and never
-// holding the built and the loaded index at once, keeps the process's peak
-// memory that of one index (a million 128-d vectors: about 0.7 GB less for
-// the buffer and 0.7 GB less for the second index).
+// it go, and loads the file back into *idx, which the queries then run on.
+// Writing to a file rather than to memory, and never holding the built and
+// the loaded index at once, keeps the process's peak memory that of one
+// index (a million 128-d vectors: about 0.7 GB less for the buffer and
+// 0.7 GB less for the second index).
 func timeSnapshot(name string, idx *index.Index) (write, load float64, err error) {
 	f, err := os.CreateTemp("", "mnemo-bench-*.snap")
 	if err != nil {

@@ -41,10 +41,10 @@
 // Storage is chunked and flat: each chunk holds, for a run of nodes, one
 // []uint32 slab of records (the vector on a 64-byte boundary, then the
 // flags and the layer-0 list, so a node's links and vector share cache
-// lines), and the upper-layer lists of
-// the few nodes that have them. Keys map to dense uint32 ids. A search uses
-// a pooled scratch (a visited bitset, two typed heaps) and
-// allocates nothing when the caller supplies the result slice. Expanding a
+// lines), and the upper-layer lists of the few nodes that have them. Keys
+// map to dense uint32 ids. A search uses a pooled scratch (a visited
+// bitset, two typed heaps) and allocates nothing when the caller supplies
+// the result slice. Expanding a
 // node gathers its unvisited neighbours and scores them all with one call
 // of a row kernel (simd.DotRows, simd.L2SquaredRows), which prefetches the
 // rows ahead of the one it scores; every distance the package computes

@@ -162,7 +162,7 @@ func (f *Flat) scanAll(s *flatScratch, k int, filter func(uint64) bool) {
 		scoreRows(d, f.metric, s.q, rows)
 		for i, dist := range d {
 			if r := lo + i; filter == nil || filter(f.keys[r]) {
-				s.offer(k, dist, uint32(r))
+				s.res.offer(k, dist, uint32(r))
 			}
 		}
 	}
@@ -185,17 +185,7 @@ func (f *Flat) scanKeys(s *flatScratch, k int, keys []uint64, filter func(uint64
 			continue
 		}
 		s.seen[r] = s.epoch
-		s.offer(k, distance(f.metric, s.q, f.vecs[int(r)*f.dim:int(r+1)*f.dim]), r)
-	}
-}
-
-// offer keeps the k nearest rows seen so far in a max-heap (negated).
-func (s *flatScratch) offer(k int, d float32, row uint32) {
-	if len(s.res) < k {
-		s.res.push(item{-d, row})
-	} else if d < -s.res.top().dist {
-		s.res.pop()
-		s.res.push(item{-d, row})
+		s.res.offer(k, distance(f.metric, s.q, f.vecs[int(r)*f.dim:int(r+1)*f.dim]), r)
 	}
 }
 

@@ -45,6 +45,16 @@ func (h *minHeap) replaceTop(it item) {
 	h.down()
 }
 
+// offer keeps, in a heap of negated distances (farthest on top), the k
+// nearest of the ids offered so far.
+func (h *minHeap) offer(k int, d float32, id uint32) {
+	if len(*h) < k {
+		h.push(item{-d, id})
+	} else if d < -h.top().dist {
+		h.replaceTop(item{-d, id})
+	}
+}
+
 // down sifts the top item down to its place.
 func (h *minHeap) down() {
 	s := *h

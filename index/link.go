@@ -125,8 +125,8 @@ func (h *HNSW) selectNeighbors(dst, cands []item, m int) []item {
 
 // addLink adds the link u -> v on layer (d is their distance). When u's list
 // is full, the list and v are pruned back to capacity by the heuristic,
-// keeping on layer 0 every node u anchors (see restoreAnchored). The first node on layer 0 to
-// keep a link to v becomes v's anchor.
+// keeping on layer 0 every node u anchors (see restoreAnchored). The first
+// node on layer 0 to keep a link to v becomes v's anchor.
 func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
 	mu := h.lock(u)
 	mu.Lock()

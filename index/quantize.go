@@ -148,11 +148,6 @@ func (h *HNSW) rerank(s *searcher, k int) {
 	s.batch, s.rows = ids, rows
 	s.res = s.res[:0]
 	for i, d := range h.score(s, s.q, rows) {
-		if len(s.res) < k {
-			s.res.push(item{-d, ids[i]})
-		} else if d < -s.res.top().dist {
-			s.res.pop()
-			s.res.push(item{-d, ids[i]})
-		}
+		s.res.offer(k, d, ids[i])
 	}
 }

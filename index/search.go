@@ -50,7 +50,7 @@ func (h *HNSW) putSearcher(s *searcher) { h.pool.Put(s) }
 // that touched few of its words clears just those; one that touched many
 // clears it all, which is then no slower.
 func (s *searcher) reset(n uint32) {
-	words := int(n+63) / 64
+	words := (int(n) + 63) / 64 // in int: n+63 can overflow a uint32
 	if len(s.touched) < len(s.visited)/16 {
 		for _, w := range s.touched {
 			s.visited[w] = 0
@@ -361,11 +361,7 @@ func (h *HNSW) scanKeys(s *searcher, dst []Result, k int, keys []uint64, filter 
 			continue
 		}
 		d := distance(h.metric, s.q, h.vec(it.id))
-		if len(s.res) < k {
-			s.res.push(item{-d, it.id})
-		} else if d < -s.res.top().dist {
-			s.res.replaceTop(item{-d, it.id})
-		}
+		s.res.offer(k, d, it.id)
 	}
 	for _, it := range s.sortedResults() {
 		dst = append(dst, Result{Key: h.key(it.id), Distance: it.dist})
@@ -390,11 +386,7 @@ func (h *HNSW) scanAll(s *searcher, dst []Result, k int, filter func(uint64) boo
 		}
 		s.batch, s.rows = ids, rows
 		for i, d := range h.score(s, s.q, rows) {
-			if len(s.res) < k {
-				s.res.push(item{-d, ids[i]})
-			} else if d < -s.res.top().dist {
-				s.res.replaceTop(item{-d, ids[i]})
-			}
+			s.res.offer(k, d, ids[i])
 		}
 	}
 	for _, it := range s.sortedResults() {
