@@ -52,6 +52,9 @@ func (h *HNSW) Compact() int {
 	h.deleted.Store(0)
 	h.chooseEntry()
 	h.reanchor(s)
+	if h.quant == SQ8 {
+		h.train() // the released nodes' values may have set a range
+	}
 	return released
 }
 
@@ -167,7 +170,7 @@ func (h *HNSW) reanchor(s *searcher) {
 		q := h.vec(id)
 		cur, curD := root, h.distID(id, root)
 		for l := top; l > 0; l-- {
-			cur, curD = h.greedy(s, q, cur, curD, l)
+			cur, curD = h.greedy(s, q, cur, curD, l, false)
 		}
 		w := walk{exclude: id, skipDeleted: true}
 		h.searchLayer(s, q, cur, curD, h.efC, 0, &w, noNode, false)

@@ -117,6 +117,7 @@ type HNSW struct {
 	seed   uint64
 	quant  Quantization
 	dpad   int // code row length under SQ8
+	sq     sq8 // the ranges of the codes under SQ8
 	stride int // words per node record in chunk.data, a multiple of 16
 
 	chunkShift uint
@@ -161,7 +162,7 @@ type chunk struct {
 	anchor []uint32   // the node whose layer-0 list must keep this one (see link.go), atomic
 	upper  [][]uint32 // per node: level*(m+1) words for layers 1..level
 	codes  []uint8    // under SQ8, per node: codeLen(dim) codes
-	cmeta  []float32  // under SQ8, per node: scale, offset, decoded norm²
+	cnorm  []float32  // under SQ8 and L2, per node: the decoded vector's squared norm
 }
 
 // NewHNSW returns an empty HNSW index of dimension dim under metric. opts
@@ -205,6 +206,9 @@ func newHNSW(dim int, metric Metric, o HNSWOptions) *HNSW {
 	h.ep.Store(emptyEP)
 	h.keys.m = make(map[uint64]uint32)
 	h.rng.r = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
+	if h.quant == SQ8 {
+		h.sq.lo, h.sq.step = make([]float32, h.dpad), make([]float32, h.dpad)
+	}
 	return h
 }
 
@@ -241,7 +245,9 @@ func (h *HNSW) newChunk() *chunk {
 	}
 	if h.quant == SQ8 {
 		ch.codes = make([]uint8, n*h.dpad)
-		ch.cmeta = make([]float32, n*cmWords)
+		if h.metric == L2 {
+			ch.cnorm = make([]float32, n)
+		}
 	}
 	return ch
 }
@@ -405,6 +411,16 @@ func (h *HNSW) setUpper(ch *chunk, off uint32, level int) {
 // node is tombstoned (see Delete) and the new one linked into the graph.
 // Expected cost is O(efConstruction * M * log n) distance computations.
 func (h *HNSW) Add(key uint64, vec []float32) error {
+	if err := h.add(key, vec); err != nil {
+		return err
+	}
+	if h.retrainDue() {
+		h.retrain()
+	}
+	return nil
+}
+
+func (h *HNSW) add(key uint64, vec []float32) error {
 	if err := CheckVector(vec, h.dim, h.metric); err != nil {
 		return err
 	}
@@ -489,7 +505,7 @@ func (h *HNSW) MemoryBytes() int64 {
 	for _, ch := range *h.chunks.Load() {
 		b += int64(len(ch.data))*4 + int64(len(ch.keys))*8 +
 			int64(len(ch.levels)) + int64(len(ch.anchor))*4 + int64(len(ch.upper))*24 +
-			int64(len(ch.codes)) + int64(len(ch.cmeta))*4
+			int64(len(ch.codes)) + int64(len(ch.cnorm))*4
 	}
 	b += h.upperWords.Load() * 4
 	// A Go map of uint64 to uint32 costs about 12 bytes of payload plus

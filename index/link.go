@@ -48,7 +48,7 @@ func (h *HNSW) link(id uint32, level int) {
 	cur, top := unpackEP(ep)
 	curD := h.distID(id, cur)
 	for l := top; l > level; l-- {
-		cur, curD = h.greedy(s, q, cur, curD, l)
+		cur, curD = h.greedy(s, q, cur, curD, l, false)
 	}
 	w := walk{exclude: id}
 	var cands []item

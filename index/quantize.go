@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mnemodb/mnemo/simd"
 )
@@ -15,13 +16,15 @@ type Quantization uint8
 const (
 	// NoQuantization walks the graph on the float32 vectors.
 	NoQuantization Quantization = 0
-	// SQ8 is scalar quantization to 8 bits per dimension with a scale and
-	// an offset per vector: v[i] ~ offset + scale*code[i], the codes
-	// spanning the vector's own minimum to maximum. A search walks layer 0
-	// on the codes (a quarter of the vector's bytes), then re-ranks the
-	// ef candidates it found by their float32 distances, which the index
-	// keeps too; Vector, the exact plans and construction use the float32
-	// vectors.
+	// SQ8 is scalar quantization to 8 bits per dimension: each dimension's
+	// range over the index's vectors is cut into 255 steps, v[i] ~ lo[i] +
+	// step[i]*code[i] (see sq8 for how the ranges are learned). A search
+	// quantizes the query to signed bytes too and walks the graph on
+	// integer inner products of the codes (a quarter of the vector's
+	// bytes, 64 codes an instruction where the CPU has AVX-512 VNNI), then
+	// re-ranks the ef candidates it found by their float32 distances,
+	// which the index keeps too; Vector, the exact plans and construction
+	// use the float32 vectors.
 	SQ8 Quantization = 1
 )
 
@@ -49,39 +52,111 @@ func ParseQuantization(s string) (Quantization, error) {
 
 func (q Quantization) valid() bool { return q <= SQ8 }
 
-// Per-node code metadata, in chunk.cmeta: three float32s.
-const (
-	cmScale  = 0 // code step
-	cmOffset = 1 // value of code 0
-	cmNorm2  = 2 // squared norm of the decoded vector (for L2)
-	cmWords  = 3
-)
-
 // codeLen is the length of a node's code row: the dimension rounded up to
-// the kernel's step of 8, the padding codes zero.
-func codeLen(dim int) int { return (dim + 7) &^ 7 }
+// the code kernel's step of 16, the padding codes zero.
+func codeLen(dim int) int { return (dim + 15) &^ 15 }
 
-// encode writes the codes and metadata of node id from its stored vector.
-func (h *HNSW) encode(ch *chunk, off uint32, v []float32) {
-	lo, hi := v[0], v[0]
-	for _, x := range v {
-		lo, hi = min(lo, x), max(hi, x)
-	}
-	scale := (hi - lo) / 255
-	codes := ch.codes[int(off)*h.dpad:][:h.dpad]
-	var norm2 float64
-	for i, x := range v {
-		c := uint8(0)
-		if scale > 0 {
-			c = uint8(math.Round(float64((x - lo) / scale)))
+// The codes of an SQ8 index are per dimension: v[i] ~ lo[i] + step[i]*c[i],
+// the range lo[i] .. lo[i]+255*step[i] being the minimum to the maximum of
+// dimension i over the index's vectors. A vector's codes then carry no
+// scale of their own, so scoring a code row needs nothing but the row, and
+// a query folds the steps into itself once (see prepareCodes).
+//
+// An index that grows learns its ranges as it goes: it trains them on the
+// vectors it holds (train), encodes each new vector with the ranges it
+// has, clipping a component that falls outside them, and trains again, re-
+// encoding every node, when a vector was clipped and the index has doubled
+// since the last training. Re-encoding is O(n*dim) under the index's
+// exclusive lock and, by the doubling, at most twice the work of encoding
+// every node once. WriteTo, ReadHNSW and Compact train on all the nodes, so
+// a snapshot reloads to the same codes.
+type sq8 struct {
+	lo, step []float32     // per dimension, codeLen(dim) long (padding zero)
+	trainedN atomic.Uint32 // nodes at the last training
+	clipped  atomic.Bool   // a vector encoded since then fell outside the ranges
+}
+
+// train sets the ranges from every stored vector (tombstoned ones too:
+// they still route searches) and encodes every node again. The caller
+// holds h.mu exclusively, or owns h outright.
+func (h *HNSW) train() {
+	q := &h.sq
+	n := h.nodes.Load()
+	lo, hi := q.lo[:h.dim], make([]float32, h.dim)
+	first := true
+	for id := uint32(0); id < n; id++ {
+		if h.flags(id)&flagFree != 0 {
+			continue
 		}
-		codes[i] = c
-		y := float64(lo) + float64(scale)*float64(c)
+		v := h.vec(id)
+		if first {
+			copy(lo, v)
+			copy(hi, v)
+			first = false
+			continue
+		}
+		for i, x := range v {
+			lo[i], hi[i] = min(lo[i], x), max(hi[i], x)
+		}
+	}
+	for i := range lo {
+		// In float64: hi-lo can overflow a float32, the step cannot.
+		q.step[i] = float32((float64(hi[i]) - float64(lo[i])) / 255)
+	}
+	for id := uint32(0); id < n; id++ {
+		if h.flags(id)&flagFree == 0 {
+			ch, off := h.loc(id)
+			h.encode(ch, off, h.vec(id))
+		}
+	}
+	q.trainedN.Store(n)
+	q.clipped.Store(false)
+}
+
+// retrainDue reports whether an Add should train the ranges again (see
+// sq8): a vector was clipped and the index has doubled since the last
+// training.
+func (h *HNSW) retrainDue() bool {
+	return h.quant == SQ8 && h.sq.clipped.Load() && h.nodes.Load() >= 2*h.sq.trainedN.Load()
+}
+
+// retrain trains the ranges again if that is still due once the index is
+// held exclusively (another Add may have done it meanwhile).
+func (h *HNSW) retrain() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.retrainDue() {
+		h.train()
+	}
+}
+
+// encode writes the codes of node id (and, under L2, the squared norm of
+// the decoded vector) from its stored vector.
+func (h *HNSW) encode(ch *chunk, off uint32, v []float32) {
+	codes := ch.codes[int(off)*h.dpad:][:h.dpad]
+	lo, step := h.sq.lo, h.sq.step
+	var norm2 float64
+	clipped := false
+	for i, x := range v {
+		c := 0.0
+		if step[i] > 0 {
+			c = math.Round((float64(x) - float64(lo[i])) / float64(step[i]))
+		}
+		if c < 0 || c > 255 || step[i] == 0 && x != lo[i] {
+			clipped = true
+			c = min(max(c, 0), 255)
+		}
+		codes[i] = uint8(c)
+		y := float64(lo[i]) + float64(step[i])*c
 		norm2 += y * y
 	}
 	clear(codes[len(v):])
-	m := ch.cmeta[int(off)*cmWords:][:cmWords]
-	m[cmScale], m[cmOffset], m[cmNorm2] = scale, lo, float32(norm2)
+	if h.metric == L2 {
+		ch.cnorm[off] = float32(norm2)
+	}
+	if clipped && !h.sq.clipped.Load() {
+		h.sq.clipped.Store(true)
+	}
 }
 
 // codes returns the code row of node id.
@@ -91,19 +166,38 @@ func (h *HNSW) codes(id uint32) []uint8 {
 	return ch.codes[lo : lo+h.dpad : lo+h.dpad]
 }
 
-// prepareCodes readies s for scoring code rows against s.q: the query
-// padded to the code length, its sum and squared norm.
-func (h *HNSW) prepareCodes(s *searcher) {
-	s.qpad = append(s.qpad[:0], s.q...)
-	for len(s.qpad) < h.dpad {
-		s.qpad = append(s.qpad, 0)
+// prepareCodes readies s for scoring code rows against s.q. With the
+// steps folded in, q.v = sum q[i]*lo[i] + sum (q[i]*step[i])*c[i]; the
+// first sum is a constant of the query (s.qlo) and the folded query is
+// quantized to signed bytes, qf[i] ~ s.qscale*s.q8[i], so that a row
+// scores in integers: q.v ~ s.qlo + s.qscale*sum s.q8[i]*c[i]. It reports
+// false when these do not fit a float32 (components near the float32
+// limit, which L2 and Dot accept), and the search then walks the float32
+// vectors instead.
+func (h *HNSW) prepareCodes(s *searcher) bool {
+	lo, step := h.sq.lo, h.sq.step
+	var qlo, n2, peak float64
+	for i, x := range s.q {
+		qlo += float64(x) * float64(lo[i])
+		n2 += float64(x) * float64(x)
+		peak = max(peak, math.Abs(float64(x)*float64(step[i])))
 	}
-	var sum, n2 float32
-	for _, x := range s.q {
-		sum += x
-		n2 += x * x
+	if qlo > math.MaxFloat32 || qlo < -math.MaxFloat32 || n2 > math.MaxFloat32 || peak > math.MaxFloat32 {
+		return false
 	}
-	s.qsum, s.qnorm2 = sum, n2
+	s.qlo, s.qnorm2, s.qscale = float32(qlo), float32(n2), float32(peak/127)
+	if cap(s.q8) < h.dpad {
+		s.q8 = make([]int8, h.dpad)
+	}
+	s.q8 = s.q8[:h.dpad]
+	clear(s.q8)
+	if peak == 0 {
+		return true
+	}
+	for i, x := range s.q {
+		s.q8[i] = int8(math.Round(float64(x) * float64(step[i]) * 127 / peak))
+	}
+	return true
 }
 
 // scoreCodes returns the approximate distances from the prepared query to
@@ -113,19 +207,24 @@ func (h *HNSW) scoreCodes(s *searcher, ids []uint32, crows [][]uint8) []float32 
 	if cap(s.dists) < len(crows) {
 		s.dists = make([]float32, max(len(crows), h.m0+1))
 	}
-	dists := s.dists[:len(crows)]
-	simd.DotCodesRows(dists, s.qpad, crows)
-	for i, id := range ids {
-		ch, off := h.loc(id)
-		m := ch.cmeta[int(off)*cmWords:][:cmWords]
-		dot := m[cmOffset]*s.qsum + m[cmScale]*dists[i]
-		switch h.metric {
-		case L2:
-			dists[i] = s.qnorm2 - 2*dot + m[cmNorm2]
-		case Dot:
-			dists[i] = -dot
-		default:
-			dists[i] = 1 - dot
+	if cap(s.idots) < len(crows) {
+		s.idots = make([]int32, max(len(crows), h.m0+1))
+	}
+	dists, idots := s.dists[:len(crows)], s.idots[:len(crows)]
+	simd.DotCodesI8(idots, s.q8, crows)
+	switch h.metric {
+	case L2:
+		for i, id := range ids {
+			ch, off := h.loc(id)
+			dists[i] = s.qnorm2 - 2*(s.qlo+s.qscale*float32(idots[i])) + ch.cnorm[off]
+		}
+	case Dot:
+		for i, x := range idots {
+			dists[i] = -(s.qlo + s.qscale*float32(x))
+		}
+	default:
+		for i, x := range idots {
+			dists[i] = 1 - (s.qlo + s.qscale*float32(x))
 		}
 	}
 	return dists

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"math"
 	"testing"
 )
 
@@ -59,7 +61,7 @@ func TestSQ8(t *testing.T) {
 				}
 				mustCheck(t, q8)
 				var rq, rf float64
-				queries := clustered(r, 60, dim, 10)
+				queries := clustered(r, 200, dim, 10)
 				for _, q := range queries {
 					want, _ := model.Search(nil, q, 10, nil)
 					got, err := q8.Search(nil, q, 10, &SearchOptions{Ef: len(vecs)})
@@ -112,6 +114,99 @@ func TestSnapshotVersion1Loads(t *testing.T) {
 	for _, bad := range [][2]byte{{1, 1}, {3, 0}, {2, 7}} {
 		if _, err := Read(bytes.NewReader(asVersion(bad[0], bad[1]))); !IsCorruption(err) {
 			t.Errorf("version %d, quantization %d: err %v, want corruption", bad[0], bad[1], err)
+		}
+	}
+}
+
+// TestSQ8Ranges checks how an SQ8 index learns its per-dimension ranges
+// while it grows, on data that drifts out of the ranges it first learned:
+// after every Add, either no vector has been clipped since the last
+// training or the index has not yet doubled since it; searches stay exact
+// at ef >= n and close to the float32 graph's recall at a small ef; and
+// once WriteTo has trained on everything, every code decodes to within
+// half a step of its component.
+func TestSQ8Ranges(t *testing.T) {
+	const dim = 12
+	r := newRand(t, 41)
+	n := sized(2000)
+	q8, _ := NewHNSW(dim, L2, &HNSWOptions{Quantize: SQ8, EfConstruction: 64})
+	fl, _ := NewHNSW(dim, L2, &HNSWOptions{EfConstruction: 64})
+	model, _ := NewFlat(dim, L2)
+	vecs := clustered(r, n, dim, 8)
+	for i, v := range vecs {
+		// Each stretch of the data lies farther out than the last, so
+		// the ranges learned early clip what comes later.
+		for j := range v {
+			v[j] = v[j]*float32(1+i/200) + float32(i/100)
+		}
+		for _, idx := range []Index{q8, fl, model} {
+			if err := idx.Add(uint64(i), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if q8.sq.clipped.Load() && q8.nodes.Load() >= 2*q8.sq.trainedN.Load() {
+			t.Fatalf("after %d adds: a clipped vector and %d nodes, trained at %d", i+1, q8.nodes.Load(), q8.sq.trainedN.Load())
+		}
+	}
+	if q8.sq.trainedN.Load() < uint32(n)/2 {
+		t.Fatalf("last trained at %d of %d nodes: the drift should have retrained past half", q8.sq.trainedN.Load(), n)
+	}
+	mustCheck(t, q8)
+	queries := vecs[:60]
+	var rq, rf float64
+	for _, q := range queries {
+		want, _ := model.Search(nil, q, 10, nil)
+		got, _ := q8.Search(nil, q, 10, &SearchOptions{Ef: n})
+		if !sameResults(got, want) {
+			t.Fatalf("ef >= n:\n got %v\nwant %v", got, want)
+		}
+		a, _ := q8.Search(nil, q, 10, &SearchOptions{Ef: 16})
+		b, _ := fl.Search(nil, q, 10, &SearchOptions{Ef: 16})
+		rq += recall(a, want)
+		rf += recall(b, want)
+	}
+	rq, rf = rq/float64(len(queries)), rf/float64(len(queries))
+	t.Logf("recall@10 at ef=16: sq8 %.3f, float32 %.3f", rq, rf)
+	if rq < rf-0.02 {
+		t.Fatalf("sq8 recall %.3f, float32 %.3f: more than 0.02 apart", rq, rf)
+	}
+
+	if _, err := q8.WriteTo(io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if q8.sq.clipped.Load() || q8.sq.trainedN.Load() != q8.nodes.Load() {
+		t.Fatalf("after WriteTo: clipped %v, trained at %d of %d", q8.sq.clipped.Load(), q8.sq.trainedN.Load(), q8.nodes.Load())
+	}
+	for id := uint32(0); id < q8.nodes.Load(); id++ {
+		c := q8.codes(id)
+		for i, x := range q8.vec(id) {
+			got := q8.sq.lo[i] + q8.sq.step[i]*float32(c[i])
+			if d := math.Abs(float64(got - x)); d > float64(q8.sq.step[i])*0.501+1e-6 {
+				t.Fatalf("node %d dim %d: %g decodes to %g, step %g", id, i, x, got, q8.sq.step[i])
+			}
+		}
+	}
+}
+
+// TestSQ8Extremes: components near the float32 limit, which L2 and Dot
+// accept, overflow the folded query; such a search walks the float32
+// vectors instead, and answers match the flat model's exactly at ef >= n.
+func TestSQ8Extremes(t *testing.T) {
+	for _, metric := range []Metric{L2, Dot} {
+		q8, _ := NewHNSW(4, metric, &HNSWOptions{Quantize: SQ8})
+		model, _ := NewFlat(4, metric)
+		vecs := [][]float32{{3e38, -3e38, 1, 0}, {-3e38, 3e38, 0, 1}, {1, 2, 3, 4}, {-1, -2, -3, -4}, {0, 0, 1e-30, 0}, {2e38, 2e38, -2e38, 0}}
+		for i, v := range vecs {
+			q8.Add(uint64(i), v)
+			model.Add(uint64(i), v)
+		}
+		mustCheck(t, q8)
+		for _, q := range append(vecs, []float32{0.5, 0.5, 0.5, 0.5}) {
+			want, _ := model.Search(nil, q, 3, nil)
+			got, err := q8.Search(nil, q, 3, &SearchOptions{Ef: len(vecs)})
+			if err != nil || !sameResults(got, want) {
+				t.Fatalf("%s query %v: %v\n got %v\nwant %v", metric, q, err, got, want)
+			}
 		}
 	}
 }

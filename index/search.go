@@ -31,8 +31,10 @@ type searcher struct {
 	rows    [][]float32 // their vectors, scored in one kernel call
 	dists   []float32   // their distances to the query
 	crows   [][]uint8   // under SQ8: their code rows
-	qpad    []float32   // under SQ8: the query padded to the code length
-	qsum    float32     // under SQ8: the sum of the query's components
+	idots   []int32     // under SQ8: their integer inner products
+	q8      []int8      // under SQ8: the query with the steps folded in, quantized
+	qscale  float32     // under SQ8: the step of q8
+	qlo     float32     // under SQ8: the query's inner product with the ranges' minima
 	qnorm2  float32     // under SQ8: its squared norm
 }
 
@@ -107,19 +109,32 @@ func (h *HNSW) admits(w *walk, id uint32) bool {
 }
 
 // greedy walks layer from cur to a local minimum of the distance to q,
-// scoring each node's neighbours in one kernel call.
-func (h *HNSW) greedy(s *searcher, q []float32, cur uint32, curD float32, layer int) (uint32, float32) {
+// scoring each node's neighbours in one kernel call: on the code rows when
+// codes is set (an SQ8 search, prepared by prepareCodes, curD a code
+// distance too), else on the float32 vectors.
+func (h *HNSW) greedy(s *searcher, q []float32, cur uint32, curD float32, layer int, codes bool) (uint32, float32) {
 	for changed := true; changed; {
 		changed = false
 		list := h.links(cur, layer)
 		n := atomic.LoadUint32(&list[0])
-		batch, rows := s.batch[:0], s.rows[:0]
+		batch, rows, crows := s.batch[:0], s.rows[:0], s.crows[:0]
 		for j := uint32(1); j <= n; j++ {
 			nb := atomic.LoadUint32(&list[j])
-			batch, rows = append(batch, nb), append(rows, h.vec(nb))
+			batch = append(batch, nb)
+			if codes {
+				crows = append(crows, h.codes(nb))
+			} else {
+				rows = append(rows, h.vec(nb))
+			}
 		}
-		s.batch, s.rows = batch, rows
-		for i, d := range h.score(s, q, rows) {
+		s.batch, s.rows, s.crows = batch, rows, crows
+		var dists []float32
+		if codes {
+			dists = h.scoreCodes(s, batch, crows)
+		} else {
+			dists = h.score(s, q, rows)
+		}
+		for i, d := range dists {
 			if d < curD {
 				cur, curD, changed = batch[i], d, true
 			}
@@ -172,17 +187,17 @@ func pairDistance(metric Metric, q, v []float32) float32 {
 // places. The admitted results are left in s.res.
 //
 // With codes set (an SQ8 index, prepared by prepareCodes) every distance of
-// the walk, the seeds' included, is the approximate one of the code rows.
+// the walk, the seeds' included, is the approximate one of the code rows;
+// epD must be one too.
 func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef, layer int, w *walk, extra uint32, codes bool) {
 	s.reset(h.nodes.Load())
-	if codes {
-		epD = h.codeDistance(s, ep)
-	}
 	h.seedLayer(s, w, ep, epD)
 	if extra != noNode && extra != ep {
-		d := distance(h.metric, q, h.vec(extra))
+		var d float32
 		if codes {
 			d = h.codeDistance(s, extra)
+		} else {
+			d = distance(h.metric, q, h.vec(extra))
 		}
 		h.seedLayer(s, w, extra, d)
 	}
@@ -222,6 +237,7 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 		s.batch, s.rows, s.crows = batch, rows, crows
 		var dists []float32
 		if codes {
+			simd.PrefetchRows(crows)
 			dists = h.scoreCodes(s, batch, crows)
 		} else {
 			dists = h.score(s, q, rows)
@@ -309,9 +325,15 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 		return dst, nil
 	}
 	cur, top := unpackEP(ep)
-	curD := distance(h.metric, s.q, h.vec(cur))
+	codes := h.quant == SQ8 && h.prepareCodes(s)
+	var curD float32
+	if codes {
+		curD = h.codeDistance(s, cur)
+	} else {
+		curD = distance(h.metric, s.q, h.vec(cur))
+	}
 	for l := top; l > 0; l-- {
-		cur, curD = h.greedy(s, s.q, cur, curD, l)
+		cur, curD = h.greedy(s, s.q, cur, curD, l, codes)
 	}
 	ef := o.Ef
 	if ef == 0 {
@@ -325,12 +347,9 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	// extra seed costs one distance.
 	root, _ := unpackEP(ep)
 	w := walk{filter: o.Filter, skipDeleted: true, exclude: noNode}
-	if h.quant == SQ8 {
-		h.prepareCodes(s)
-		h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, true)
+	h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, codes)
+	if codes {
 		h.rerank(s, k)
-	} else {
-		h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, false)
 	}
 	for len(s.res) > k {
 		s.res.pop()

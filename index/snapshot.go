@@ -30,8 +30,10 @@ import (
 //	+---------------------------------------------------------------+
 //
 // Version 1 had a reserved zero byte where version 2 has the quantization
-// (0 none, 1 SQ8); the reader takes both. Codes are not stored: a reader
-// encodes them again from the vectors, which gives the same codes.
+// (0 none, 1 SQ8); the reader takes both. Codes are not stored: the writer
+// and the reader both train the ranges on all the vectors and encode them,
+// which gives the same codes. (Before per-dimension ranges, SQ8 codes had
+// a scale per vector; a snapshot of that time loads to the new codes.)
 //
 // The reader treats every byte as hostile: it checks the header checksum
 // before trusting a count, allocates storage a chunk at a time as node
@@ -104,6 +106,12 @@ func newCRCWriter(w io.Writer) *crcWriter {
 func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// Codes are not written: the reader trains the ranges on the vectors
+	// and encodes them. Training here first gives this index the same
+	// codes, so it answers exactly as its reload will.
+	if h.quant == SQ8 {
+		h.train()
+	}
 	cw := newCRCWriter(w)
 	n := h.nodes.Load()
 	entry, entryLevel := uint32(noNode), uint32(0)
@@ -319,10 +327,6 @@ func (h *HNSW) adopt(entry uint32, entryLevel int) error {
 		if err := CheckVector(h.vec(id), h.dim, h.metric); err != nil {
 			return corruptf("node %d: %v", id, err)
 		}
-		if h.quant == SQ8 {
-			ch, off := h.loc(id)
-			h.encode(ch, off, h.vec(id))
-		}
 		if f&flagDeleted != 0 {
 			h.deleted.Add(1)
 		} else {
@@ -341,6 +345,9 @@ func (h *HNSW) adopt(entry uint32, entryLevel int) error {
 				}
 			}
 		}
+	}
+	if h.quant == SQ8 {
+		h.train()
 	}
 	if entry == noNode {
 		if len(h.alloc.free) != int(n) {

@@ -1,6 +1,7 @@
 package simd
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"testing"
@@ -100,32 +101,37 @@ func floatBytes(v ...float32) []byte {
 	return b
 }
 
-// FuzzCodes decodes a query of 8k float32s (any bit pattern) and k*8 codes
-// from the fuzz input and checks the code kernel against the pure-Go one
-// and a float64 reference.
+// FuzzCodes takes a query of signed bytes and codes from the fuzz input
+// (the shorter length, rounded down to 16) and checks every code kernel
+// against an int64 reference, exactly.
 func FuzzCodes(f *testing.F) {
-	f.Add(floatBytes(1, 2, 3, 4, 5, 6, 7, 8), []byte{0, 1, 2, 3, 252, 253, 254, 255})
-	f.Add(floatBytes(float32(math.NaN()), 1, 2, 3, 4, 5, 6, 7), []byte{9, 9, 9, 9, 9, 9, 9, 9})
-	f.Add(floatBytes(3e38, 3e38, 3e38, 3e38, 1, 1, 1, 1), []byte{255, 255, 255, 255, 255, 255, 255, 255})
+	f.Add(bytes.Repeat([]byte{0x80}, 64), bytes.Repeat([]byte{255}, 64))
+	f.Add(bytes.Repeat([]byte{0x7f, 0x80, 1, 0}, 20), bytes.Repeat([]byte{255, 0, 17, 254}, 20))
+	f.Add([]byte{}, []byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, qb, codes []byte) {
-		n := min(len(qb)/4, len(codes)) &^ 7
-		q := make([]float32, n)
+		n := min(len(qb), len(codes)) &^ 15
+		q := make([]int8, n)
 		for i := range q {
-			q[i] = math.Float32frombits(binary.LittleEndian.Uint32(qb[4*i:]))
+			q[i] = int8(qb[i])
 		}
 		c := codes[:n]
-		var want, mag float64
+		var want int64
 		for i := range q {
-			p := float64(q[i]) * float64(c[i])
-			want += p
-			mag += math.Abs(p)
+			want += int64(q[i]) * int64(c[i])
 		}
-		got := make([]float32, 2)
-		DotCodesRows(got, q, [][]uint8{c, c})
-		g := dotCodesGeneric(q, c)
-		checkSame(t, "codes", g, got[0], want, mag)
-		if math.Float32bits(got[0]) != math.Float32bits(got[1]) && !(isNaN32(got[0]) && isNaN32(got[1])) {
-			t.Fatalf("the same row scored %g and %g", got[0], got[1])
+		impls := map[string]func(dst []int32, q []int8, rows [][]uint8){"DotCodesI8": DotCodesI8}
+		for name, k := range codeImpls() {
+			impls[name] = k
+		}
+		for name, k := range impls {
+			got := make([]int32, 2)
+			k(got, q, [][]uint8{c, c})
+			if int64(got[0]) != want || int64(got[1]) != want {
+				t.Fatalf("%s: got %d and %d, want %d", name, got[0], got[1], want)
+			}
+		}
+		if g := dotCodesI8Generic(q, c); int64(g) != want {
+			t.Fatalf("generic: got %d, want %d", g, want)
 		}
 	})
 }

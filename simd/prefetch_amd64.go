@@ -21,3 +21,17 @@ func Prefetch(v []float32) {
 	// line count covers only the slice's own bytes.
 	prefetchLines(unsafe.Pointer(unsafe.SliceData(v)), (len(v)*4+63)/64)
 }
+
+//go:noescape
+func prefetchRows(rows *[]uint8, n int, lines int)
+
+// PrefetchRows starts loading every row of rows, all of which must be as
+// long as the first, as Prefetch does one vector: a search over codes
+// gathers a node's unvisited neighbours and starts all their loads before
+// it scores the first, so the loads overlap one another.
+func PrefetchRows(rows [][]uint8) {
+	if len(rows) == 0 || len(rows[0]) == 0 {
+		return
+	}
+	prefetchRows(unsafe.SliceData(rows), len(rows), (len(rows[0])+63)/64)
+}

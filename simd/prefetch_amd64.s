@@ -19,3 +19,29 @@ loop:
 	JNZ loop
 done:
 	RET
+
+// func prefetchRows(rows *[]uint8, n int, lines int)
+//
+// Issues PREFETCHT0 for the first lines cache lines of each of n rows,
+// given as consecutive slice headers.
+TEXT ·prefetchRows(SB), NOSPLIT, $0-24
+	MOVQ rows+0(FP), R8
+	MOVQ n+8(FP), R9
+	MOVQ lines+16(FP), DX
+	TESTQ R9, R9
+	JLE rdone
+	TESTQ DX, DX
+	JLE rdone
+rrow:
+	MOVQ (R8), AX
+	MOVQ DX, CX
+rline:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	DECQ CX
+	JNZ rline
+	ADDQ $24, R8
+	DECQ R9
+	JNZ rrow
+rdone:
+	RET

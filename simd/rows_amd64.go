@@ -88,13 +88,46 @@ func rowImpls() map[string][2]func(dst, q []float32, rows [][]float32) {
 }
 
 //go:noescape
-func dotCodesRowsAVX2(dst, q *float32, d int, rows *[]uint8, n int)
+func dotCodesI8VNNI(dst *int32, q *int8, d int, rows *[]uint8, n int)
 
-// dotCodesRowsAccel requires len(q) > 0 and a multiple of 8, len(dst) >=
-// len(rows) and every row of length len(q).
-func dotCodesRowsAccel(dst, q []float32, rows [][]uint8) {
+//go:noescape
+func dotCodesI8AVX2(dst *int32, q *int8, d int, rows *[]uint8, n int)
+
+// useVNNI selects the AVX-512 VNNI code kernel: 64 code bytes an
+// instruction. It needs AVX512BW too, for the masked byte loads.
+var useVNNI = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VNNI
+
+// dotCodesI8Accel has DotCodesI8's requirements, and len(q) > 0.
+func dotCodesI8Accel(dst []int32, q []int8, rows [][]uint8) {
 	if len(rows) == 0 {
 		return
 	}
-	dotCodesRowsAVX2(unsafe.SliceData(dst), unsafe.SliceData(q), len(q), unsafe.SliceData(rows), len(rows))
+	// Direct calls, not through a func value: the kernels' noescape
+	// keeps a caller's rows on its stack only when the call is static.
+	if useVNNI {
+		dotCodesI8VNNI(unsafe.SliceData(dst), unsafe.SliceData(q), len(q), unsafe.SliceData(rows), len(rows))
+		return
+	}
+	dotCodesI8AVX2(unsafe.SliceData(dst), unsafe.SliceData(q), len(q), unsafe.SliceData(rows), len(rows))
+}
+
+// codeImpls lists the integer code kernels this CPU can run, by name, for
+// the cross-check tests.
+func codeImpls() map[string]func(dst []int32, q []int8, rows [][]uint8) {
+	m := map[string]func(dst []int32, q []int8, rows [][]uint8){}
+	if !useAccel {
+		return m
+	}
+	call := func(k func(dst *int32, q *int8, d int, rows *[]uint8, n int)) func(dst []int32, q []int8, rows [][]uint8) {
+		return func(dst []int32, q []int8, rows [][]uint8) {
+			if len(rows) > 0 && len(q) > 0 {
+				k(unsafe.SliceData(dst), unsafe.SliceData(q), len(q), unsafe.SliceData(rows), len(rows))
+			}
+		}
+	}
+	m["avx2"] = call(dotCodesI8AVX2)
+	if useVNNI {
+		m["vnni"] = call(dotCodesI8VNNI)
+	}
+	return m
 }

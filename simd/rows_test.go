@@ -122,48 +122,77 @@ func TestRowsZeroAllocs(t *testing.T) {
 	}
 }
 
-// TestDotCodesRows cross-checks the code kernel against a float64
-// reference at every padded length up to 320 and the common embedding
-// sizes, codes over the whole byte range.
-func TestDotCodesRows(t *testing.T) {
-	r := rand.New(rand.NewPCG(8, 8))
-	for _, d := range append([]int{0, 8, 16, 24, 32, 40, 128, 136, 320}, 384, 768, 784, 1536) {
-		q := randVec(r, d, d%3, 2)
-		rows := make([][]uint8, 5)
+// TestDotCodesI8 checks every integer code kernel against an int64
+// reference, exactly, at every padded length up to 320 and the common
+// embedding sizes, over the whole range of both byte types (the extremes
+// included), with rows that are offset in memory.
+func TestDotCodesI8(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	impls := map[string]func(dst []int32, q []int8, rows [][]uint8){"DotCodesI8": DotCodesI8}
+	for name, f := range codeImpls() {
+		impls[name] = f
+	}
+	lengths := []int{0}
+	for d := 16; d <= 320; d += 16 {
+		lengths = append(lengths, d)
+	}
+	for _, d := range append(lengths, 384, 768, 784, 1536) {
+		q := make([]int8, d)
+		for j := range q {
+			q[j] = int8(r.IntN(256) - 128)
+		}
+		if d > 0 {
+			q[0], q[d-1] = -128, 127
+		}
+		rows := make([][]uint8, 7)
 		for i := range rows {
-			rows[i] = make([]uint8, d+i%2)[i%2:]
+			rows[i] = make([]uint8, d+i%3)[i%3:]
 			for j := range rows[i] {
 				rows[i][j] = uint8(r.IntN(256))
 			}
+			if d > 0 && i == 0 {
+				rows[i][0], rows[i][d-1] = 255, 255
+			}
 		}
-		dst := make([]float32, len(rows))
-		DotCodesRows(dst, q, rows)
-		for i, row := range rows {
-			var want, mag float64
-			for j := range q {
-				p := float64(q[j]) * float64(row[j])
-				want += p
-				mag += math.Abs(p)
+		for name, f := range impls {
+			dst := make([]int32, len(rows)+1)
+			dst[len(rows)] = 12345
+			f(dst, q, rows)
+			for i, row := range rows {
+				var want int64
+				for j := range q {
+					want += int64(q[j]) * int64(row[j])
+				}
+				if int64(dst[i]) != want {
+					t.Fatalf("%s d=%d row %d: got %d, want %d", name, d, i, dst[i], want)
+				}
+				if g := dotCodesI8Generic(q, row); int64(g) != want {
+					t.Fatalf("generic d=%d row %d: got %d, want %d", d, i, g, want)
+				}
 			}
-			if !close(dst[i], want, mag) {
-				t.Fatalf("d=%d row %d: got %g, want %g", d, i, dst[i], want)
-			}
-			if g := dotCodesGeneric(q, row); !close(g, want, mag) {
-				t.Fatalf("d=%d row %d: generic %g, want %g", d, i, g, want)
+			if dst[len(rows)] != 12345 {
+				t.Fatalf("%s d=%d wrote past the last row", name, d)
 			}
 		}
 	}
 	for name, f := range map[string]func(){
-		"unpadded":  func() { DotCodesRows(make([]float32, 1), make([]float32, 7), [][]uint8{make([]uint8, 7)}) },
-		"short row": func() { DotCodesRows(make([]float32, 1), make([]float32, 8), [][]uint8{make([]uint8, 7)}) },
+		"unpadded":  func() { DotCodesI8(make([]int32, 1), make([]int8, 8), [][]uint8{make([]uint8, 8)}) },
+		"short row": func() { DotCodesI8(make([]int32, 1), make([]int8, 16), [][]uint8{make([]uint8, 15)}) },
+		"short dst": func() { DotCodesI8(nil, make([]int8, 16), [][]uint8{make([]uint8, 16)}) },
 	} {
 		func() {
 			defer func() {
-				if msg, _ := recover().(string); !strings.Contains(msg, "simd: DotCodesRows: length mismatch") {
+				if msg, _ := recover().(string); !strings.Contains(msg, "simd: DotCodesI8: length mismatch") {
 					t.Errorf("%s: panic %q", name, msg)
 				}
 			}()
 			f()
 		}()
+	}
+	dst := make([]int32, 4)
+	rows := [][]uint8{make([]uint8, 128), make([]uint8, 128), make([]uint8, 128), make([]uint8, 128)}
+	q := make([]int8, 128)
+	if n := testing.AllocsPerRun(100, func() { DotCodesI8(dst, q, rows) }); n != 0 {
+		t.Errorf("DotCodesI8 allocates %v times per call", n)
 	}
 }
