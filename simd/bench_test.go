@@ -2,7 +2,9 @@ package simd
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -162,6 +164,58 @@ func BenchmarkRows(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					k.f()
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
+			})
+		}
+	}
+}
+
+// BenchmarkCodes scores a quantized query against 32 code rows scattered
+// through a larger arena, as one expanded node of an SQ8 walk does, with
+// every integer kernel this CPU runs and the pure-Go one, and (for
+// comparison) the float32 row kernel on the same number of rows.
+func BenchmarkCodes(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	for _, d := range []int{32, 128, 784} {
+		arena := make([]uint8, 256*d)
+		for i := range arena {
+			arena[i] = uint8(r.IntN(256))
+		}
+		q := make([]int8, d)
+		for i := range q {
+			q[i] = int8(r.IntN(256) - 128)
+		}
+		rows := make([][]uint8, 32)
+		for i := range rows {
+			j := r.IntN(256)
+			rows[i] = arena[j*d : (j+1)*d]
+		}
+		dst := make([]int32, len(rows))
+		kernels := map[string]func(){
+			"generic": func() {
+				for i, row := range rows {
+					dst[i] = dotCodesI8Generic(q, row)
+				}
+			},
+		}
+		for name, k := range codeImpls() {
+			kernels[name] = func() { k(dst, q, rows) }
+		}
+		fq := randVec(r, d, 0, 1)
+		farena := randVec(r, 256*d, 0, 1)
+		frows := make([][]float32, len(rows))
+		for i := range frows {
+			j := r.IntN(256)
+			frows[i] = farena[j*d : (j+1)*d]
+		}
+		fdst := make([]float32, len(rows))
+		kernels["float32-rows"] = func() { DotRows(fdst, fq, frows) }
+		names := slices.Sorted(maps.Keys(kernels))
+		for _, name := range names {
+			b.Run(fmt.Sprintf("d=%d/%s", d, name), func(b *testing.B) {
+				for b.Loop() {
+					kernels[name]()
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(rows)), "ns/row")
 			})
