@@ -55,7 +55,11 @@ type crcWriter struct {
 	w   *bufio.Writer
 	crc hash.Hash32
 	n   int64
-	buf [8]byte
+	// buf is the encoding scratch. It lives here, not on the stack: a
+	// slice of it passed to the hash interface escapes, so a local array
+	// would be a heap allocation per call (one per vector, 256 MB of
+	// garbage for a 1M-vector snapshot).
+	buf [4 * 64]byte
 }
 
 func (cw *crcWriter) write(p []byte) {
@@ -64,7 +68,10 @@ func (cw *crcWriter) write(p []byte) {
 	cw.n += int64(len(p))
 }
 
-func (cw *crcWriter) u8(v uint8) { cw.write([]byte{v}) }
+func (cw *crcWriter) u8(v uint8) {
+	cw.buf[0] = v
+	cw.write(cw.buf[:1])
+}
 func (cw *crcWriter) u32(v uint32) {
 	binary.LittleEndian.PutUint32(cw.buf[:4], v)
 	cw.write(cw.buf[:4])
@@ -75,7 +82,7 @@ func (cw *crcWriter) u64(v uint64) {
 }
 
 func (cw *crcWriter) floats(v []float32) {
-	var b [4 * 64]byte
+	b := &cw.buf
 	for len(v) > 0 {
 		n := min(len(v), 64)
 		for i, x := range v[:n] {
@@ -155,7 +162,7 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 type crcReader struct {
 	r   *bufio.Reader
 	crc hash.Hash32
-	buf [8]byte
+	buf [4 * 64]byte // scratch, here for the reason given at crcWriter
 	err error
 }
 
@@ -181,7 +188,7 @@ func (cr *crcReader) u64() uint64 {
 }
 
 func (cr *crcReader) floats(dst []float32) {
-	var b [4 * 64]byte
+	b := &cr.buf
 	for len(dst) > 0 && cr.err == nil {
 		n := min(len(dst), 64)
 		cr.read(b[:4*n])

@@ -131,3 +131,24 @@ func TestSnapshotHostileHeader(t *testing.T) {
 		t.Fatalf("empty input: %v", err)
 	}
 }
+
+// TestSnapshotAllocs: writing and reading a snapshot allocate per index,
+// not per node (a per-vector scratch buffer once cost 256 B a node).
+func TestSnapshotAllocs(t *testing.T) {
+	h := buildAll(t, L2, 2000)["hnsw"].(*HNSW)
+	var buf bytes.Buffer
+	if _, err := h.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	buf.Grow(2 * buf.Len())
+	if n := testing.AllocsPerRun(3, func() {
+		buf.Reset()
+		h.WriteTo(&buf)
+	}); n > 20 {
+		t.Errorf("WriteTo of %d nodes: %v allocations", h.Len(), n)
+	}
+	snap := buf.Bytes()
+	if n := testing.AllocsPerRun(3, func() { ReadHNSW(bytes.NewReader(snap)) }); n > 1000 {
+		t.Errorf("ReadHNSW of %d nodes: %v allocations", h.Len(), n)
+	}
+}
