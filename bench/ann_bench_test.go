@@ -102,10 +102,14 @@ func loadCached(name string, load func() (*Dataset, error)) (*Dataset, error) {
 
 // newBackend returns an empty index of backend with M=16,
 // efConstruction=200, and skips the benchmark when this platform lacks the
-// backend.
+// backend. "hnsw-sq8" is the native HNSW with SQ8 quantization.
 func newBackend(b *testing.B, ds *Dataset, backend string) index.Index {
 	b.Helper()
-	idx, err := NewBackend(backend, ds.Dim(), ds.Metric, &Config{M: 16, EfC: 200})
+	c := &Config{M: 16, EfC: 200}
+	if backend == "hnsw-sq8" {
+		backend, c.Quantize = "hnsw", index.SQ8
+	}
+	idx, err := NewBackend(backend, ds.Dim(), ds.Metric, c)
 	if errors.Is(err, ErrUnavailable) {
 		b.Skip(err)
 	}
@@ -141,10 +145,12 @@ func built(b *testing.B, ds *Dataset, backend string) builtIndex {
 var efSweep = []int{10, 20, 40, 80, 160, 320}
 
 // BenchmarkQuery reports recall@10 and single-goroutine queries/s for every
-// backend at every ef of the sweep (the flat index once), on every dataset.
+// backend (the native HNSW on float32 and on SQ8 codes, the flat index,
+// coder/hnsw) at every ef of the sweep (the flat index once), on every
+// dataset.
 func BenchmarkQuery(b *testing.B) {
 	for _, ds := range datasets(b) {
-		for _, backend := range []string{"hnsw", "flat", "coder"} {
+		for _, backend := range []string{"hnsw", "hnsw-sq8", "flat", "coder"} {
 			efs := efSweep
 			if backend == "flat" {
 				efs = []int{0}

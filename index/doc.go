@@ -63,12 +63,13 @@
 // [SearchOptions].Exact scores every live node (a chunk per kernel call)
 // instead of walking the graph: exact, and for a small index the faster
 // plan. [HNSWOptions].Quantize = [SQ8] keeps, beside each float32 vector,
-// 8-bit codes with a scale and an offset per vector (codes spanning the
-// vector's own minimum to maximum, so inserts need no training pass); a
-// search walks layer 0 on the codes, which with the links are less than
-// half of the float32 record's bytes, and re-ranks its ef candidates by
-// float32 distance. Construction, the exact plans and Vector use the
-// float32 vectors.
+// 8-bit codes on per-dimension ranges that the index learns from the
+// vectors it holds (and learns again, re-encoding, as new vectors fall
+// outside them; see quantize.go). A search quantizes the query to signed
+// bytes and walks every layer on integer inner products of the codes,
+// which with the links are less than half of the float32 record's bytes,
+// then re-ranks its ef candidates by float32 distance. Construction, the
+// exact plans and Vector use the float32 vectors.
 //
 // # Filters
 //

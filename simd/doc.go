@@ -18,8 +18,15 @@
 // one call loops over every row, so no row pays a call's fixed cost, and a
 // masked load finishes each row, so a 25-dimensional row costs four vector
 // steps rather than vek's 25 scalar ones. On CPUs with AVX-512F, rows of
-// 256 floats or more go to AVX-512 versions of the same kernels.
+// 64 floats or more go to AVX-512 versions of the same kernels.
 // `go test -bench Rows ./simd/` compares them with one call per row.
+//
+// [DotCodesI8], the kernel of quantized search, scores signed query bytes
+// against unsigned code rows in exact int32 arithmetic, so its pure-Go,
+// AVX2 (codes_amd64.s, VPMADDWD) and AVX-512 VNNI (VPDPBUSD, 64 codes an
+// instruction) implementations return the same integers; the tests and the
+// fuzz target hold every one of them to an int64 reference. `go test -bench
+// Codes ./simd/` compares them.
 //
 // # Contract
 //
