@@ -72,6 +72,7 @@ func codeLen(dim int) int { return (dim + 15) &^ 15 }
 // a snapshot reloads to the same codes.
 type sq8 struct {
 	lo, step []float32     // per dimension, codeLen(dim) long (padding zero)
+	maxNorm2 float64       // the largest squared norm a code row can decode to
 	trainedN atomic.Uint32 // nodes at the last training
 	clipped  atomic.Bool   // a vector encoded since then fell outside the ranges
 }
@@ -99,9 +100,12 @@ func (h *HNSW) train() {
 			lo[i], hi[i] = min(lo[i], x), max(hi[i], x)
 		}
 	}
+	q.maxNorm2 = 0
 	for i := range lo {
 		// In float64: hi-lo can overflow a float32, the step cannot.
 		q.step[i] = float32((float64(hi[i]) - float64(lo[i])) / 255)
+		a, b := float64(lo[i]), float64(lo[i])+255*float64(q.step[i])
+		q.maxNorm2 += max(a*a, b*b)
 	}
 	for id := uint32(0); id < n; id++ {
 		if h.flags(id)&flagFree == 0 {
@@ -171,9 +175,9 @@ func (h *HNSW) codes(id uint32) []uint8 {
 // first sum is a constant of the query (s.qlo) and the folded query is
 // quantized to signed bytes, qf[i] ~ s.qscale*s.q8[i], so that a row
 // scores in integers: q.v ~ s.qlo + s.qscale*sum s.q8[i]*c[i]. It reports
-// false when these do not fit a float32 (components near the float32
-// limit, which L2 and Dot accept), and the search then walks the float32
-// vectors instead.
+// false when a code distance could overflow a float32 (components near the
+// float32 limit, which L2 and Dot accept), and the search then walks the
+// float32 vectors instead.
 func (h *HNSW) prepareCodes(s *searcher) bool {
 	lo, step := h.sq.lo, h.sq.step
 	var qlo, n2, peak float64
@@ -182,7 +186,11 @@ func (h *HNSW) prepareCodes(s *searcher) bool {
 		n2 += float64(x) * float64(x)
 		peak = max(peak, math.Abs(float64(x)*float64(step[i])))
 	}
-	if qlo > math.MaxFloat32 || qlo < -math.MaxFloat32 || n2 > math.MaxFloat32 || peak > math.MaxFloat32 {
+	// Every term of a code distance, and so their sum, must stay finite:
+	// |qlo|, the largest |qscale*sum| (peak*255 per dimension), the query's
+	// and a row's squared norms.
+	const limit = math.MaxFloat32 / 4
+	if math.Abs(qlo)+peak*255*float64(h.dim) > limit || n2 > limit || h.sq.maxNorm2 > limit {
 		return false
 	}
 	s.qlo, s.qnorm2, s.qscale = float32(qlo), float32(n2), float32(peak/127)

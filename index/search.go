@@ -162,30 +162,40 @@ func (h *HNSW) greedy(s *searcher, q []float32, cur uint32, curD float32, layer 
 		changed = false
 		list := h.links(cur, layer)
 		n := atomic.LoadUint32(&list[0])
-		batch, rows, crows := s.batch[:0], s.rows[:0], s.crows[:0]
+		batch := s.batch[:0]
 		for j := uint32(1); j <= n; j++ {
-			nb := atomic.LoadUint32(&list[j])
-			batch = append(batch, nb)
-			if codes {
-				crows = append(crows, h.codes(nb))
-			} else {
-				rows = append(rows, h.vec(nb))
-			}
+			batch = append(batch, atomic.LoadUint32(&list[j]))
 		}
-		s.batch, s.rows, s.crows = batch, rows, crows
-		var dists []float32
-		if codes {
-			dists = h.scoreCodes(s, batch, crows)
-		} else {
-			dists = h.score(s, q, rows)
-		}
-		for i, d := range dists {
+		s.batch = batch
+		for i, d := range h.scoreBatch(s, q, batch, codes) {
 			if d < curD {
 				cur, curD, changed = batch[i], d, true
 			}
 		}
 	}
 	return cur, curD
+}
+
+// scoreBatch returns, in s.dists, the distances from the query to the
+// nodes of batch, scored in one kernel call: on their code rows when codes
+// is set (an SQ8 search, prepared by prepareCodes), all of whose loads
+// start before the first is scored, else on their float32 vectors with q.
+func (h *HNSW) scoreBatch(s *searcher, q []float32, batch []uint32, codes bool) []float32 {
+	if codes {
+		crows := s.crows[:0]
+		for _, nb := range batch {
+			crows = append(crows, h.codes(nb))
+		}
+		s.crows = crows
+		simd.PrefetchRows(crows)
+		return h.scoreCodes(s, batch, crows)
+	}
+	rows := s.rows[:0]
+	for _, nb := range batch {
+		rows = append(rows, h.vec(nb))
+	}
+	s.rows = rows
+	return h.score(s, q, rows)
 }
 
 // score returns the distances from the prepared query q to rows, in
@@ -269,23 +279,7 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 		list := h.links(c.id, layer)
 		n := atomic.LoadUint32(&list[0])
 		batch := s.gather(list[1 : n+1])
-		rows, crows := s.rows[:0], s.crows[:0]
-		for _, nb := range batch {
-			if codes {
-				crows = append(crows, h.codes(nb))
-			} else {
-				rows = append(rows, h.vec(nb))
-			}
-		}
-		s.batch, s.rows, s.crows = batch, rows, crows
-		var dists []float32
-		if codes {
-			simd.PrefetchRows(crows)
-			dists = h.scoreCodes(s, batch, crows)
-		} else {
-			dists = h.score(s, q, rows)
-		}
-		for i, d := range dists {
+		for i, d := range h.scoreBatch(s, q, batch, codes) {
 			if len(s.res) < ef || d < lower {
 				nb := batch[i]
 				s.cand.push(item{d, nb})

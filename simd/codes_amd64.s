@@ -9,6 +9,20 @@
 // into the row. Each row starts loading the first two cache lines of the
 // row four ahead, as the float row kernels do.
 
+// REDUCEI32 adds the eight int32 lanes of Y0, stores the sum at (DI) and
+// moves on to the next row (DI, R8, R9).
+#define REDUCEI32 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDD       X1, X0, X0 \
+	VPSHUFD      $0x4e, X0, X1 \
+	VPADDD       X1, X0, X0 \
+	VPSHUFD      $0xb1, X0, X1 \
+	VPADDD       X1, X0, X0 \
+	VMOVD        X0, (DI) \
+	ADDQ         $4, DI \
+	ADDQ         $24, R8 \
+	DECQ         R9
+
 // func dotCodesI8VNNI(dst *int32, q *int8, d int, rows *[]uint8, n int)
 //
 // VPDPBUSD multiplies 64 unsigned code bytes by 64 signed query bytes and
@@ -63,17 +77,8 @@ vTail:
 vSum:
 	VEXTRACTI64X4 $1, Z0, Y1
 	VPADDD        Y1, Y0, Y0
-	VEXTRACTI128  $1, Y0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0x4e, X0, X1
-	VPADDD        X1, X0, X0
-	VPSHUFD       $0xb1, X0, X1
-	VPADDD        X1, X0, X0
-	VMOVD         X0, (DI)
-	ADDQ          $4, DI
-	ADDQ          $24, R8
-	DECQ          R9
-	JMP           vRow
+	REDUCEI32
+	JMP          vRow
 
 vDone:
 	VZEROUPPER
@@ -130,16 +135,7 @@ a32:
 
 aSum:
 	VPADDD       Y1, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0x4e, X0, X1
-	VPADDD       X1, X0, X0
-	VPSHUFD      $0xb1, X0, X1
-	VPADDD       X1, X0, X0
-	VMOVD        X0, (DI)
-	ADDQ         $4, DI
-	ADDQ         $24, R8
-	DECQ         R9
+	REDUCEI32
 	JMP          aRow
 
 aDone:
