@@ -207,7 +207,7 @@ func newHNSW(dim int, metric Metric, o HNSWOptions) *HNSW {
 	h.keys.m = make(map[uint64]uint32)
 	h.rng.r = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
 	if h.quant == SQ8 {
-		h.sq.lo, h.sq.step = make([]float32, h.dpad), make([]float32, h.dpad)
+		h.sq.lo, h.sq.step, h.sq.center = make([]float32, h.dpad), make([]float32, h.dpad), make([]float32, h.dpad)
 	}
 	return h
 }
@@ -388,6 +388,7 @@ func (h *HNSW) initSlot(id uint32, key uint64, vec []float32, level int) {
 	}
 	if h.quant == SQ8 {
 		h.encode(ch, off, v)
+		h.sq.added.Add(1)
 	}
 	atomic.StoreUint32(&h.links(id, 0)[0], 0)
 	atomic.StoreUint32(&ch.anchor[off], noNode)
