@@ -163,3 +163,39 @@ func TestExactScanDuringAdds(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestConcurrentAnchors: concurrent inserts must keep every node reachable
+// from the entry point. Under the dot metric with norms that grow as the
+// data arrives, each new node's nearest neighbours are other new nodes,
+// some still being linked by another goroutine; two such nodes could
+// anchor each other, a cycle outside the entry point's reach that pruning
+// then stranded ("live node N is unreachable", in most runs before nodes
+// took anchors only from anchored nodes).
+func TestConcurrentAnchors(t *testing.T) {
+	const dim, workers, per = 64, 8, 600
+	for seed := range uint64(3) {
+		h, _ := NewHNSW(dim, Dot, &HNSWOptions{M: 6, EfConstruction: 32, Seed: seed + 1})
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(seed, uint64(w)))
+				for i := range per {
+					v := make([]float32, dim)
+					for j := range v {
+						v[j] = float32(r.NormFloat64()*(1+float64(i)/20) + float64(i)/10)
+					}
+					if err := h.Add(uint64(w*per+i), v); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := h.Check(); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+	}
+}

@@ -13,9 +13,10 @@ import (
 // it. Anchors are assigned so that every node is reachable from the entry
 // point along anchor links:
 //
-//   - a new node is anchored by the first node that takes a reverse link to
-//     it (that node was itself reached by a search, so it is reachable), or,
-//     if every reverse link was pruned, by a neighbour forced to take one;
+//   - a new node is anchored by the first anchored node that takes a
+//     reverse link to it, or, if none did (every reverse link was pruned,
+//     or, under concurrent inserts, went to nodes not yet anchored), by an
+//     anchored neighbour forced to take one;
 //   - when a new node becomes the entry point, it takes an anchored link to
 //     the old entry point, from which everything is reachable;
 //   - pruning a list never drops a node that the list's owner anchors;
@@ -172,9 +173,21 @@ func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
 			return
 		}
 	}
-	if layer == 0 {
+	if layer == 0 && h.anchored(u) {
 		atomic.CompareAndSwapUint32(h.anchor(v), noNode, u)
 	}
+}
+
+// anchored reports whether u may anchor another node: it is the entry
+// point or has an anchor itself. A node that an insert's search reached is
+// reachable then, but under concurrent inserts it may be one still being
+// linked, with no anchor yet; two such nodes could each take a reverse
+// link to the other and anchor each other, a cycle the entry point does
+// not reach, and pruning could later strand both. Taking anchors only from
+// anchored nodes keeps the anchors a tree rooted at the entry point.
+func (h *HNSW) anchored(u uint32) bool {
+	root, _ := unpackEP(h.ep.Load())
+	return u == root || atomic.LoadUint32(h.anchor(u)) != noNode
 }
 
 // restoreAnchored puts back into sel (a selection of at most maxL, nearest
@@ -211,14 +224,12 @@ func (h *HNSW) restoreAnchored(u uint32, sel, kept []item, maxL int) []item {
 // per node, so some node always has room.
 func (h *HNSW) rescue(id uint32, cands []item) {
 	for _, c := range cands {
-		if h.anchorLink(c.id, id, false) {
+		if h.anchored(c.id) && h.anchorLink(c.id, id, false) {
 			return
 		}
 	}
-	root, _ := unpackEP(h.ep.Load())
 	for u := uint32(0); u < h.nodes.Load(); u++ {
-		if u != id && h.flags(u)&flagFree == 0 &&
-			(u == root || atomic.LoadUint32(h.anchor(u)) != noNode) && h.anchorLink(u, id, false) {
+		if u != id && h.flags(u)&flagFree == 0 && h.anchored(u) && h.anchorLink(u, id, false) {
 			return
 		}
 	}
