@@ -44,9 +44,7 @@ func TestSQ8(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/d=%d", metric, dim), func(t *testing.T) {
 				r := newRand(t, uint64(dim)*3+uint64(metric))
 				vecs := clustered(r, sized(1500), dim, 10)
-				q8, _ := NewHNSW(dim, metric, &HNSWOptions{Quantize: SQ8, EfConstruction: 100})
-				fl, _ := NewHNSW(dim, metric, &HNSWOptions{EfConstruction: 100})
-				model, _ := NewFlat(dim, metric)
+				q8, fl, model := sq8Trio(dim, metric, 100)
 				for i, v := range vecs {
 					for _, idx := range []Index{q8, fl, model} {
 						if err := idx.Add(uint64(i), v); err != nil {
@@ -112,9 +110,7 @@ func TestSQ8Ranges(t *testing.T) {
 	const dim = 12
 	r := newRand(t, 41)
 	n := sized(2000)
-	q8, _ := NewHNSW(dim, L2, &HNSWOptions{Quantize: SQ8, EfConstruction: 64})
-	fl, _ := NewHNSW(dim, L2, &HNSWOptions{EfConstruction: 64})
-	model, _ := NewFlat(dim, L2)
+	q8, fl, model := sq8Trio(dim, L2, 64)
 	vecs := clustered(r, n, dim, 8)
 	for i, v := range vecs {
 		// Each stretch of the data lies farther out than the last, so
@@ -209,9 +205,7 @@ func TestSQ8Offset(t *testing.T) {
 	const dim = 32
 	r := newRand(t, 77)
 	n := sized(2000)
-	q8, _ := NewHNSW(dim, L2, &HNSWOptions{Quantize: SQ8, EfConstruction: 64})
-	fl, _ := NewHNSW(dim, L2, &HNSWOptions{EfConstruction: 64})
-	model, _ := NewFlat(dim, L2)
+	q8, fl, model := sq8Trio(dim, L2, 64)
 	gen := func() []float32 {
 		v := make([]float32, dim)
 		for j := range v {
@@ -243,9 +237,7 @@ func TestSQ8ReusedSlots(t *testing.T) {
 	const dim = 16
 	r := newRand(t, 78)
 	n := sized(2000)
-	q8, _ := NewHNSW(dim, L2, &HNSWOptions{Quantize: SQ8, EfConstruction: 64})
-	fl, _ := NewHNSW(dim, L2, &HNSWOptions{EfConstruction: 64})
-	model, _ := NewFlat(dim, L2)
+	q8, fl, model := sq8Trio(dim, L2, 64)
 	add := func(key int, shift float64) []float32 {
 		v := make([]float32, dim)
 		for j := range v {
@@ -279,4 +271,13 @@ func TestSQ8ReusedSlots(t *testing.T) {
 	}
 	mustCheck(t, q8)
 	compareSQ8(t, q8, fl, model, queries, n, 0.02)
+}
+
+// sq8Trio returns an SQ8 HNSW, a float32 HNSW with the same options, and
+// the flat model, all empty.
+func sq8Trio(dim int, metric Metric, efC int) (q8, fl *HNSW, model *Flat) {
+	q8, _ = NewHNSW(dim, metric, &HNSWOptions{Quantize: SQ8, EfConstruction: efC})
+	fl, _ = NewHNSW(dim, metric, &HNSWOptions{EfConstruction: efC})
+	model, _ = NewFlat(dim, metric)
+	return q8, fl, model
 }
