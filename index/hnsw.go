@@ -162,7 +162,7 @@ type chunk struct {
 	anchor []uint32   // the node whose layer-0 list must keep this one (see link.go), atomic
 	upper  [][]uint32 // per node: level*(m+1) words for layers 1..level
 	codes  []uint8    // under SQ8, per node: codeLen(dim) codes
-	cnorm  []float32  // under SQ8 and L2, per node: the decoded vector's squared norm
+	cnorm  []float32  // under SQ8 and L2, per node: the decoded vector's squared norm about sq.center
 }
 
 // NewHNSW returns an empty HNSW index of dimension dim under metric. opts
