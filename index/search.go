@@ -32,10 +32,10 @@ type searcher struct {
 	dists   []float32   // their distances to the query
 	crows   [][]uint8   // under SQ8: their code rows
 	idots   []int32     // under SQ8: their integer inner products
-	q8      []int8      // under SQ8: the query with the steps folded in, quantized
+	q8      []int8      // under SQ8: the query about the center, the steps folded in, quantized
 	qscale  float32     // under SQ8: the step of q8
-	qlo     float32     // under SQ8: the query's inner product with the ranges' minima
-	qnorm2  float32     // under SQ8: its squared norm
+	qlo     float32     // under SQ8: (q-center).(lo-center), see prepareCodes
+	qnorm2  float32     // under SQ8: |q-center|^2
 }
 
 func (h *HNSW) getSearcher() *searcher {
