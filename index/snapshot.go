@@ -115,8 +115,10 @@ func (h *HNSW) WriteTo(w io.Writer) (int64, error) {
 	defer h.mu.Unlock()
 	// Codes are not written: the reader trains the ranges on the vectors
 	// and encodes them. Training here first gives this index the same
-	// codes, so it answers exactly as its reload will.
-	if h.quant == SQ8 {
+	// codes, so it answers exactly as its reload will. With no vector
+	// added since the last training (deletes only tombstone, and Compact
+	// trains), that training was on the same vectors and is not redone.
+	if h.quant == SQ8 && h.sq.added.Load() > 0 {
 		h.train()
 	}
 	cw := newCRCWriter(w)
