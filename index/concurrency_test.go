@@ -99,13 +99,16 @@ func TestSearchAllocs(t *testing.T) {
 	vecs := clustered(r, 2000, 32, 8)
 	h, _ := NewHNSW(32, Cosine, nil)
 	q8, _ := NewHNSW(32, Cosine, &HNSWOptions{Quantize: SQ8})
+	hp, _ := NewHNSW(32, Cosine, nil)
+	q8p, _ := NewHNSW(32, Cosine, &HNSWOptions{Quantize: SQ8})
+	hp.pairedMin, q8p.pairedMin = 0, 0 // paired walks (see searchLayer)
 	f, _ := NewFlat(32, Cosine)
 	for i, v := range vecs {
-		h.Add(uint64(i), v)
-		q8.Add(uint64(i), v)
-		f.Add(uint64(i), v)
+		for _, idx := range []Index{h, q8, hp, q8p, f} {
+			idx.Add(uint64(i), v)
+		}
 	}
-	for name, idx := range map[string]Index{"hnsw": h, "hnsw-sq8": q8, "flat": f} {
+	for name, idx := range map[string]Index{"hnsw": h, "hnsw-sq8": q8, "hnsw-paired": hp, "hnsw-sq8-paired": q8p, "flat": f} {
 		for _, opts := range []*SearchOptions{nil, {Ef: 100}, {Filter: func(k uint64) bool { return k%3 == 0 }}, {Exact: true}} {
 			t.Run(fmt.Sprintf("%s/%v", name, opts != nil), func(t *testing.T) {
 				dst := make([]Result, 0, 10)

@@ -7,8 +7,8 @@ import (
 
 // TestFilteredSearch checks filtered recall against the exact filtered
 // answer for predicates admitting 10%, 1% and 0.1% of the keys: the graph
-// walk for the first two, the exact plan over an allow-list for all three,
-// and never fewer than min(k, admitted) results.
+// walk (plain and paired) for the first two, the exact plan over an
+// allow-list for all three, and never fewer than min(k, admitted) results.
 func TestFilteredSearch(t *testing.T) {
 	r := newRand(t, 11)
 	n, k := sized(10000), 10
@@ -29,11 +29,16 @@ func TestFilteredSearch(t *testing.T) {
 			}
 		}
 		plans := map[string]*SearchOptions{
-			"walk":  {Ef: 64, Filter: admit},
-			"exact": {Keys: allow},
+			"walk":        {Ef: 64, Filter: admit},
+			"walk-paired": {Ef: 64, Filter: admit},
+			"exact":       {Keys: allow},
 		}
 		for plan, opts := range plans {
 			t.Run(fmt.Sprintf("1in%d/%s", every, plan), func(t *testing.T) {
+				h.pairedMin = pairedMin
+				if plan == "walk-paired" {
+					h.pairedMin = 0
+				}
 				var sum float64
 				for _, q := range queries {
 					got, err := h.Search(nil, q, k, opts)

@@ -119,6 +119,9 @@ type HNSW struct {
 	dpad   int // code row length under SQ8
 	sq     sq8 // the ranges of the codes under SQ8
 	stride int // words per node record in chunk.data, a multiple of 16
+	// pairedMin is the node count from which queries walk layer 0 paired
+	// (see searchLayer): pairedMin but in tests.
+	pairedMin uint32
 
 	chunkShift uint
 	chunkMask  uint32
@@ -196,6 +199,8 @@ func newHNSW(dim int, metric Metric, o HNSWOptions) *HNSW {
 		seed:   o.Seed,
 		quant:  o.Quantize,
 		dpad:   codeLen(dim),
+
+		pairedMin: pairedMin,
 	}
 	h.stride = recordWords(dim, h.m0)
 	// About 256 KiB of vectors per chunk, between 64 and 4096 nodes.

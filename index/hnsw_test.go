@@ -9,78 +9,90 @@ import (
 	"testing"
 )
 
+// TestHNSWModel runs random adds, deletes, compactions and searches against
+// a Flat model; a search whose ef covers the index must be exact, in plain
+// and paired walks (see searchLayer) alike.
 func TestHNSWModel(t *testing.T) {
 	for _, metric := range []Metric{Cosine, Dot, L2} {
 		for _, m := range []int{2, 4, 16} {
-			t.Run(fmt.Sprintf("%s/M=%d", metric, m), func(t *testing.T) {
-				r := newRand(t, uint64(m)*7+uint64(metric))
-				const dim = 8
-				h, err := NewHNSW(dim, metric, &HNSWOptions{M: m, EfConstruction: 32, Seed: uint64(m)})
-				if err != nil {
-					t.Fatal(err)
-				}
-				model, _ := NewFlat(dim, metric)
-				pool := clustered(r, 400, dim, 5)
-				var got, want []Result
-				for op := 0; op < sized(1500); op++ {
-					key := uint64(r.IntN(300))
-					switch x := r.IntN(100); {
-					case x < 55:
-						v := pool[r.IntN(len(pool))]
-						if err := h.Add(key, v); err != nil {
-							t.Fatal(err)
-						}
-						if err := model.Add(key, v); err != nil {
-							t.Fatal(err)
-						}
-					case x < 75:
-						if a, b := h.Delete(key), model.Delete(key); a != b {
-							t.Fatalf("op %d: Delete(%d) = %v, model %v", op, key, a, b)
-						}
-					case x < 78:
-						h.Compact()
-					default:
-						q := pool[r.IntN(len(pool))]
-						k := 1 + r.IntN(12)
-						n := model.Len()
-						got, err = h.Search(got, q, k, &SearchOptions{Ef: n + 1})
-						if err != nil {
-							t.Fatal(err)
-						}
-						want, _ = model.Search(want, q, k, nil)
-						if !sameResults(got, want) {
-							t.Fatalf("op %d: search k=%d with ef >= n:\n got %v\nwant %v", op, k, got, want)
-						}
-						odd := func(key uint64) bool { return key%2 == 1 }
-						got, err = h.Search(got, q, k, &SearchOptions{Exact: true, Filter: odd})
-						if err != nil {
-							t.Fatal(err)
-						}
-						want, _ = model.Search(want, q, k, &SearchOptions{Filter: odd})
-						if !sameResults(got, want) {
-							t.Fatalf("op %d: exact search k=%d over odd keys:\n got %v\nwant %v", op, k, got, want)
-						}
-					}
-					if h.Len() != model.Len() {
-						t.Fatalf("op %d: Len %d, model %d", op, h.Len(), model.Len())
-					}
-					mustCheck(t, h)
-				}
-				mustCheck(t, h)
-				h.Compact()
-				mustCheck(t, h)
-				keys := h.Keys(nil)
-				if fmt.Sprint(keys) != fmt.Sprint(model.Keys(nil)) {
-					t.Fatalf("keys differ:\n%v\n%v", keys, model.Keys(nil))
-				}
-				for _, k := range keys {
-					a, _ := h.Vector(nil, k)
-					b, _ := model.Vector(nil, k)
-					if fmt.Sprint(a) != fmt.Sprint(b) {
-						t.Fatalf("vector of %d differs", k)
-					}
-				}
-			})
+			for _, paired := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/M=%d/paired=%v", metric, m, paired), func(t *testing.T) {
+					testHNSWModel(t, metric, m, paired)
+				})
+			}
+		}
+	}
+}
+
+func testHNSWModel(t *testing.T, metric Metric, m int, paired bool) {
+	r := newRand(t, uint64(m)*7+uint64(metric))
+	const dim = 8
+	h, err := NewHNSW(dim, metric, &HNSWOptions{M: m, EfConstruction: 32, Seed: uint64(m)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paired {
+		h.pairedMin = 0
+	}
+	model, _ := NewFlat(dim, metric)
+	pool := clustered(r, 400, dim, 5)
+	var got, want []Result
+	for op := 0; op < sized(1500); op++ {
+		key := uint64(r.IntN(300))
+		switch x := r.IntN(100); {
+		case x < 55:
+			v := pool[r.IntN(len(pool))]
+			if err := h.Add(key, v); err != nil {
+				t.Fatal(err)
+			}
+			if err := model.Add(key, v); err != nil {
+				t.Fatal(err)
+			}
+		case x < 75:
+			if a, b := h.Delete(key), model.Delete(key); a != b {
+				t.Fatalf("op %d: Delete(%d) = %v, model %v", op, key, a, b)
+			}
+		case x < 78:
+			h.Compact()
+		default:
+			q := pool[r.IntN(len(pool))]
+			k := 1 + r.IntN(12)
+			n := model.Len()
+			got, err = h.Search(got, q, k, &SearchOptions{Ef: n + 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ = model.Search(want, q, k, nil)
+			if !sameResults(got, want) {
+				t.Fatalf("op %d: search k=%d with ef >= n:\n got %v\nwant %v", op, k, got, want)
+			}
+			odd := func(key uint64) bool { return key%2 == 1 }
+			got, err = h.Search(got, q, k, &SearchOptions{Exact: true, Filter: odd})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ = model.Search(want, q, k, &SearchOptions{Filter: odd})
+			if !sameResults(got, want) {
+				t.Fatalf("op %d: exact search k=%d over odd keys:\n got %v\nwant %v", op, k, got, want)
+			}
+		}
+		if h.Len() != model.Len() {
+			t.Fatalf("op %d: Len %d, model %d", op, h.Len(), model.Len())
+		}
+		mustCheck(t, h)
+	}
+	mustCheck(t, h)
+	h.Compact()
+	mustCheck(t, h)
+	keys := h.Keys(nil)
+	if fmt.Sprint(keys) != fmt.Sprint(model.Keys(nil)) {
+		t.Fatalf("keys differ:\n%v\n%v", keys, model.Keys(nil))
+	}
+	for _, k := range keys {
+		a, _ := h.Vector(nil, k)
+		b, _ := model.Vector(nil, k)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("vector of %d differs", k)
 		}
 	}
 }
@@ -201,7 +213,7 @@ func TestVisitedReset(t *testing.T) {
 					}
 					seen[id] = true
 				}
-				if got := s.gather(list); !slices.Equal(got, want) {
+				if got := s.gather(s.batch[:0], list); !slices.Equal(got, want) {
 					t.Fatalf("round %d: gather(%v) = %v, want %v", round, list, got, want)
 				}
 				continue
@@ -224,5 +236,57 @@ func TestVisitedReset(t *testing.T) {
 		if !s.visit(id) {
 			t.Fatalf("%d still marked after reset", id)
 		}
+	}
+}
+
+// TestPairedWalk compares paired walks (see searchLayer) with plain ones
+// on the same graph: at every ef the paired walk expands at least the
+// nodes a plain one would have next, so its recall must not fall (within
+// a query's worth of slack), and it must differ from the plain walk
+// somewhere, or it was not paired at all.
+func TestPairedWalk(t *testing.T) {
+	for _, quant := range []Quantization{NoQuantization, SQ8} {
+		t.Run(quant.String(), func(t *testing.T) {
+			r := newRand(t, 5)
+			const dim, k = 24, 10
+			vecs := clustered(r, sized(6000), dim, 30)
+			h, _ := NewHNSW(dim, Cosine, &HNSWOptions{M: 8, EfConstruction: 64, Quantize: quant})
+			model, _ := NewFlat(dim, Cosine)
+			for i, v := range vecs {
+				h.Add(uint64(i), v)
+				model.Add(uint64(i), v)
+			}
+			queries := clustered(r, 300, dim, 30)
+			want := make([][]Result, len(queries))
+			for i, q := range queries {
+				want[i], _ = model.Search(nil, q, k, nil)
+			}
+			differ := 0
+			for _, ef := range []int{k, 20, 40} {
+				var rec [2]float64
+				var got [2][]Result
+				for i, q := range queries {
+					for p, min := range []uint32{pairedMin, 0} {
+						h.pairedMin = min
+						var err error
+						got[p], err = h.Search(got[p], q, k, &SearchOptions{Ef: ef})
+						if err != nil {
+							t.Fatal(err)
+						}
+						rec[p] += recall(got[p], want[i]) / float64(len(queries))
+					}
+					if !sameResults(got[0], got[1]) {
+						differ++
+					}
+				}
+				t.Logf("ef %d: recall@%d plain %.4f paired %.4f", ef, k, rec[0], rec[1])
+				if rec[1] < rec[0]-1.0/float64(len(queries)) {
+					t.Errorf("ef %d: paired recall %.4f below plain %.4f", ef, rec[1], rec[0])
+				}
+			}
+			if differ == 0 {
+				t.Error("paired and plain walks returned the same results for every query")
+			}
+		})
 	}
 }
