@@ -3,8 +3,12 @@ package index
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // benchSet is a clustered set shared by the benchmarks in this file, built
@@ -48,6 +52,79 @@ func BenchmarkSearch(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "queries/s")
 		})
 	}
+}
+
+// BenchmarkSearchScaling measures how search throughput scales from one
+// goroutine to two on a shared machine, where two runs of the same code a
+// second apart can differ by more than the scaling being measured. Each of
+// b.N rounds (run it with -benchtime 15x) searches for 100 ms on one
+// goroutine and then on two, and then does the same with a control that
+// only does arithmetic; it reports the median ratio of the rounds as "x2"
+// and the control's as "x2-control", which shows what a second core gave
+// at the time.
+func BenchmarkSearchScaling(b *testing.B) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		b.Skip("needs GOMAXPROCS >= 2")
+	}
+	h, queries := benchSet()
+	for _, ef := range []int{16, 64, 128} {
+		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+			opts := &SearchOptions{Ef: ef}
+			search := func(dst []Result, i int) []Result {
+				dst, err := h.Search(dst, queries[i%len(queries)], 10, opts)
+				if err != nil {
+					b.Error(err)
+				}
+				return dst
+			}
+			spin := func(dst []Result, i int) []Result {
+				x := uint64(i)
+				for range 20000 {
+					x = x*6364136223846793005 + 1442695040888963407
+				}
+				return dst[:x&1]
+			}
+			var ratios, control []float64
+			for range b.N {
+				ratios = append(ratios, throughput(2, search)/throughput(1, search))
+				control = append(control, throughput(2, spin)/throughput(1, spin))
+			}
+			b.ReportMetric(median(ratios), "x2")
+			b.ReportMetric(median(control), "x2-control")
+		})
+	}
+}
+
+// throughput runs work on g goroutines for 100 ms and returns calls per
+// second; each goroutine passes its own result buffer and a call counter.
+func throughput(g int, work func([]Result, int) []Result) float64 {
+	const d = 100 * time.Millisecond
+	var calls atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := range g {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dst := make([]Result, 0, 10)
+			i := w * 7919 // the goroutines start on different queries
+			for time.Since(start) < d {
+				for range 16 {
+					dst = work(dst, i)
+					i++
+				}
+				calls.Add(16)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(calls.Load()) / time.Since(start).Seconds()
+}
+
+func median(x []float64) float64 {
+	y := slices.Clone(x)
+	slices.Sort(y)
+	return y[len(y)/2]
 }
 
 // kernelSets are small graphs at the dimensions of the standard benchmark
