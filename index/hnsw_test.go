@@ -240,10 +240,13 @@ func TestVisitedReset(t *testing.T) {
 }
 
 // TestPairedWalk compares paired walks (see searchLayer) with plain ones
-// on the same graph: at every ef the paired walk expands at least the
-// nodes a plain one would have next, so its recall must not fall (within
-// a query's worth of slack), and it must differ from the plain walk
-// somewhere, or it was not paired at all.
+// on the same graph. A paired walk expands nodes in another order and
+// tightens its bound differently, so single queries can do better or worse
+// (a probe over 144 seeds and shapes found one at 0.004 below plain); on
+// average it does a little better at small ef. The test allows 0.01 at
+// each ef, which a walk that lost the second candidate's neighbours
+// exceeds by far, and requires the two walks to differ somewhere, or the
+// walk was not paired at all.
 func TestPairedWalk(t *testing.T) {
 	for _, quant := range []Quantization{NoQuantization, SQ8} {
 		t.Run(quant.String(), func(t *testing.T) {
@@ -280,7 +283,7 @@ func TestPairedWalk(t *testing.T) {
 					}
 				}
 				t.Logf("ef %d: recall@%d plain %.4f paired %.4f", ef, k, rec[0], rec[1])
-				if rec[1] < rec[0]-1.0/float64(len(queries)) {
+				if rec[1] < rec[0]-0.01 {
 					t.Errorf("ef %d: paired recall %.4f below plain %.4f", ef, rec[1], rec[0])
 				}
 			}
@@ -288,5 +291,33 @@ func TestPairedWalk(t *testing.T) {
 				t.Error("paired and plain walks returned the same results for every query")
 			}
 		})
+	}
+}
+
+// TestInGraph checks the node count that decides whether queries walk
+// paired: slots that Compact released do not count, tombstones do, and
+// reused slots count again.
+func TestInGraph(t *testing.T) {
+	r := newRand(t, 8)
+	vecs := clustered(r, 110, 8, 4)
+	h, _ := NewHNSW(8, L2, &HNSWOptions{M: 4, EfConstruction: 16})
+	for i, v := range vecs[:100] {
+		h.Add(uint64(i), v)
+	}
+	for i := 0; i < 30; i++ {
+		h.Delete(uint64(i))
+	}
+	if got := h.inGraph(); got != 100 {
+		t.Fatalf("after deletes: %d nodes in the graph, want 100 (tombstones are walked)", got)
+	}
+	h.Compact()
+	if got := h.inGraph(); got != 70 {
+		t.Fatalf("after Compact: %d nodes in the graph, want 70", got)
+	}
+	for i, v := range vecs[100:] {
+		h.Add(uint64(100+i), v)
+	}
+	if got := h.inGraph(); got != 80 {
+		t.Fatalf("after 10 adds into released slots: %d nodes in the graph, want 80", got)
 	}
 }

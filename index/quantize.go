@@ -233,10 +233,10 @@ func (h *HNSW) prepareCodes(s *searcher) bool {
 // call.
 func (h *HNSW) scoreCodes(s *searcher, ids []uint32, crows [][]uint8) []float32 {
 	if cap(s.dists) < len(crows) {
-		s.dists = make([]float32, max(len(crows), h.m0+1))
+		s.dists = make([]float32, max(len(crows), 2*h.m0))
 	}
 	if cap(s.idots) < len(crows) {
-		s.idots = make([]int32, max(len(crows), h.m0+1))
+		s.idots = make([]int32, max(len(crows), 2*h.m0))
 	}
 	dists, idots := s.dists[:len(crows)], s.idots[:len(crows)]
 	simd.DotCodesI8(idots, s.q8, crows)

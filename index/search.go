@@ -206,7 +206,7 @@ func (h *HNSW) scoreBatch(s *searcher, q []float32, batch []uint32, codes bool) 
 // s.dists, computed by one row-kernel call.
 func (h *HNSW) score(s *searcher, q []float32, rows [][]float32) []float32 {
 	if cap(s.dists) < len(rows) {
-		s.dists = make([]float32, max(len(rows), h.m0+1))
+		s.dists = make([]float32, max(len(rows), 2*h.m0))
 	}
 	dists := s.dists[:len(rows)]
 	if scoreEachRow {
@@ -334,8 +334,8 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 	}
 }
 
-// pairedMin is the number of nodes from which a query's layer-0 walk is
-// paired (see searchLayer); an index keeps it in HNSW.pairedMin, which
+// pairedMin is the number of nodes in the graph (see inGraph) from which a
+// query's layer-0 walk is paired (see searchLayer); an index keeps it in HNSW.pairedMin, which
 // tests lower. In-process A/B on the same graphs, paired
 // against plain, queries/s at ef 10 / 20 / 40 / 80 / 160:
 //
@@ -352,6 +352,12 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 // about where it breaks even. Sizes between 40,000 and 100,000 nodes were
 // not measured.
 const pairedMin = 1 << 16
+
+// inGraph returns the number of nodes in the graph: the slots handed out
+// less those Compact released (tombstones are still walked through).
+func (h *HNSW) inGraph() uint32 {
+	return h.nodes.Load() - uint32(h.nfree.Load())
+}
 
 // seedLayer starts a layer search at node id, at distance d from the query.
 func (h *HNSW) seedLayer(s *searcher, w *walk, id uint32, d float32) {
@@ -433,7 +439,7 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	// then exact, and never fewer than min(k, admitted). Otherwise the
 	// extra seed costs one distance.
 	root, _ := unpackEP(ep)
-	w := walk{filter: o.Filter, skipDeleted: true, exclude: noNode, paired: h.nodes.Load() >= h.pairedMin}
+	w := walk{filter: o.Filter, skipDeleted: true, exclude: noNode, paired: h.inGraph() >= h.pairedMin}
 	h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, codes)
 	if codes {
 		h.rerank(s, k)
