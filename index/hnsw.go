@@ -130,7 +130,7 @@ type HNSW struct {
 	// by Compact, Check and WriteTo.
 	mu sync.RWMutex
 
-	chunks atomic.Pointer[[]*chunk]
+	chunks atomic.Pointer[[]chunkRef]
 	nodes  atomic.Uint32 // slots handed out so far (ids < nodes exist)
 	ep     atomic.Uint64 // entry point: level<<32 | id, or emptyEP
 
@@ -155,6 +155,19 @@ type HNSW struct {
 	upperWords atomic.Int64            // words held by upper-layer lists, for MemoryBytes
 	locks      [lockStripes]sync.Mutex // per-node writer locks, striped by id
 	pool       sync.Pool               // *searcher
+}
+
+// chunkRef is an entry of the chunk table: a chunk and the starts of its
+// record slab and (under SQ8) its code rows, so that the vector, the
+// layer-0 list and the codes of a node are one load away from its id
+// rather than two, through the chunk. In-process A/B against a table of
+// *chunk, queries/s at ef 10 to 160 (two runs at 1M): 1.03x to 1.09x at
+// annset 1M x 128; at 100k x 128, 1.00x to 1.09x for float32 and 0.99x to
+// 1.06x for SQ8.
+type chunkRef struct {
+	records unsafe.Pointer // &ch.data[0]
+	codes   unsafe.Pointer // &ch.codes[0] under SQ8, else nil
+	ch      *chunk
 }
 
 // chunk is the storage of 1<<chunkShift consecutive nodes.
@@ -207,7 +220,7 @@ func newHNSW(dim int, metric Metric, o HNSWOptions) *HNSW {
 	per := max(64, min(4096, (256<<10)/(4*dim)))
 	h.chunkShift = uint(bits.Len(uint(per)) - 1)
 	h.chunkMask = 1<<h.chunkShift - 1
-	h.chunks.Store(new([]*chunk))
+	h.chunks.Store(new([]chunkRef))
 	h.ep.Store(emptyEP)
 	h.keys.m = make(map[uint64]uint32)
 	h.rng.r = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
@@ -238,6 +251,16 @@ func (h *HNSW) Len() int {
 // Deleted returns the number of tombstoned nodes that Compact would repair
 // and release.
 func (h *HNSW) Deleted() int { return int(h.deleted.Load()) }
+
+// newChunkRef returns a new chunk and its table entry.
+func (h *HNSW) newChunkRef() chunkRef {
+	ch := h.newChunk()
+	r := chunkRef{records: unsafe.Pointer(unsafe.SliceData(ch.data)), ch: ch}
+	if h.quant == SQ8 {
+		r.codes = unsafe.Pointer(unsafe.SliceData(ch.codes))
+	}
+	return r
+}
 
 func (h *HNSW) newChunk() *chunk {
 	n := 1 << h.chunkShift
@@ -277,23 +300,28 @@ func alignedWords(n int) []uint32 {
 
 // loc returns the chunk of node id and the node's offset in it.
 func (h *HNSW) loc(id uint32) (*chunk, uint32) {
-	return (*h.chunks.Load())[id>>h.chunkShift], id & h.chunkMask
+	return (*h.chunks.Load())[id>>h.chunkShift].ch, id & h.chunkMask
+}
+
+// record returns the start of node id's record in its chunk's slab (see
+// recordWords): its vector, then its flags word and layer-0 list.
+func (h *HNSW) record(id uint32) unsafe.Pointer {
+	r := (*h.chunks.Load())[id>>h.chunkShift]
+	return unsafe.Add(r.records, uintptr(id&h.chunkMask)*uintptr(h.stride)*4)
 }
 
 // vec returns the stored vector of node id.
 func (h *HNSW) vec(id uint32) []float32 {
-	ch, off := h.loc(id)
-	return floats(ch.data[int(off)*h.stride:][:h.dim:h.dim])
+	return unsafe.Slice((*float32)(h.record(id)), h.dim)
 }
 
 // links returns the neighbour list of node id on layer: a count word and
 // then the slots. Words must be accessed atomically.
 func (h *HNSW) links(id uint32, layer int) []uint32 {
-	ch, off := h.loc(id)
 	if layer == 0 {
-		lo := int(off)*h.stride + h.dim + 1
-		return ch.data[lo : lo+h.m0+1 : lo+h.m0+1]
+		return unsafe.Slice((*uint32)(unsafe.Add(h.record(id), (h.dim+1)*4)), h.m0+1)
 	}
+	ch, off := h.loc(id)
 	lo := (layer - 1) * (h.m + 1)
 	return ch.upper[off][lo : lo+h.m+1 : lo+h.m+1]
 }
@@ -306,8 +334,7 @@ func (h *HNSW) level(id uint32) int {
 // flagWord returns the flags word of node id (flagDeleted, flagFree), which
 // is accessed atomically.
 func (h *HNSW) flagWord(id uint32) *uint32 {
-	ch, off := h.loc(id)
-	return &ch.data[int(off)*h.stride+h.dim]
+	return (*uint32)(unsafe.Add(h.record(id), h.dim*4))
 }
 
 func (h *HNSW) flags(id uint32) uint32 { return atomic.LoadUint32(h.flagWord(id)) }
@@ -370,7 +397,7 @@ func (h *HNSW) allocSlot() (uint32, error) {
 	}
 	table := *h.chunks.Load()
 	if int(id>>h.chunkShift) >= len(table) {
-		grown := append(slices.Clip(table), h.newChunk())
+		grown := append(slices.Clip(table), h.newChunkRef())
 		h.chunks.Store(&grown)
 	}
 	// A slot counted in nodes but not yet initialised must not look live
@@ -508,7 +535,8 @@ func (h *HNSW) MemoryBytes() int64 {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	var b int64
-	for _, ch := range *h.chunks.Load() {
+	for _, r := range *h.chunks.Load() {
+		ch := r.ch
 		b += int64(len(ch.data))*4 + int64(len(ch.keys))*8 +
 			int64(len(ch.levels)) + int64(len(ch.anchor))*4 + int64(len(ch.upper))*24 +
 			int64(len(ch.codes)) + int64(len(ch.cnorm))*4

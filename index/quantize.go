@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mnemodb/mnemo/simd"
 )
@@ -182,9 +183,8 @@ func (h *HNSW) encode(ch *chunk, off uint32, v []float32) {
 
 // codes returns the code row of node id.
 func (h *HNSW) codes(id uint32) []uint8 {
-	ch, off := h.loc(id)
-	lo := int(off) * h.dpad
-	return ch.codes[lo : lo+h.dpad : lo+h.dpad]
+	r := (*h.chunks.Load())[id>>h.chunkShift]
+	return unsafe.Slice((*uint8)(unsafe.Add(r.codes, uintptr(id&h.chunkMask)*uintptr(h.dpad))), h.dpad)
 }
 
 // prepareCodes readies s for scoring code rows against s.q. With q and
