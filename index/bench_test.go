@@ -96,7 +96,8 @@ func BenchmarkSearchScaling(b *testing.B) {
 }
 
 // throughput runs work on g goroutines for 100 ms and returns calls per
-// second; each goroutine passes its own result buffer and a call counter.
+// second; each goroutine passes work its own result buffer and a running
+// call number (which picks the query).
 func throughput(g int, work func([]Result, int) []Result) float64 {
 	const d = 100 * time.Millisecond
 	var calls atomic.Int64

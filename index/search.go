@@ -248,13 +248,14 @@ func pairDistance(metric Metric, q, v []float32) float32 {
 // A paired walk (w.paired) takes the two nearest candidates at once when
 // both pass the stopping rule, and scores the unvisited neighbours of both
 // in one kernel call. On a graph far larger than the cache a single
-// expansion is a chain of two memory waits, the neighbour list and then
-// the neighbours' rows, that leaves most of the CPU's outstanding-miss
-// slots idle; pairing overlaps two chains. The second candidate is the one
-// a plain walk would usually expand next (in 62, 74 and 84 percent of
-// steps on annset 100k x 128 SQ8 at ef 40, 80 and 160), and when it is not, the extra
-// expansion widens the beam, so recall at a given ef rises a little; on a
-// graph that fits in cache the extra work is not repaid (see pairedMin).
+// expansion is a chain of two memory waits, the neighbour list and then the
+// neighbours' rows, that leaves most of the CPU's outstanding-miss slots
+// idle; pairing overlaps two chains. The second candidate is the one a
+// plain walk would usually expand next (in 62, 74 and 84 percent of steps
+// on annset 100k x 128 SQ8 at ef 40, 80 and 160), and when it is not, the
+// extra expansion widens the beam, so recall at a given ef rises a little;
+// on a graph that fits in cache the extra work is not repaid (see
+// pairedMin).
 //
 // With codes set (an SQ8 index, prepared by prepareCodes) every distance of
 // the walk, the seeds' included, is the approximate one of the code rows;
@@ -335,9 +336,9 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 }
 
 // pairedMin is the number of nodes in the graph (see inGraph) from which a
-// query's layer-0 walk is paired (see searchLayer); an index keeps it in HNSW.pairedMin, which
-// tests lower. In-process A/B on the same graphs, paired
-// against plain, queries/s at ef 10 / 20 / 40 / 80 / 160:
+// query's layer-0 walk is paired (see searchLayer); an index keeps it in
+// HNSW.pairedMin, which tests lower. In-process A/B on the same graphs,
+// paired against plain, queries/s at ef 10 / 20 / 40 / 80 / 160:
 //
 //	annset 100k x 128 cosine, SQ8    1.00 / 1.08 / 1.06 / 1.11 / 1.11, recall +0.021 at ef 10
 //	annset 100k x 128 cosine         0.94 / 1.04 / 1.04 / 1.10 / 1.06, recall +0.026 at ef 10
