@@ -20,9 +20,13 @@ const (
 	// normalised once, on insert, so the search computes 1 - dot.
 	Cosine Metric = 1
 	// Dot ranks by negative inner product, -dot(a, b): the largest inner
-	// product is the nearest. Vectors are stored as given.
+	// product is the nearest. Vectors are stored as given. An inner product
+	// that overflows float32 is -Inf or +Inf as the sum's sign goes, and one
+	// whose terms overflow both ways (components near the float32 limit)
+	// has no value: its distance is +Inf, the farthest.
 	Dot Metric = 2
-	// L2 ranks by squared Euclidean distance.
+	// L2 ranks by squared Euclidean distance, +Inf where it overflows
+	// float32.
 	L2 Metric = 3
 )
 
@@ -207,7 +211,15 @@ func scoreRows(dst []float32, metric Metric, q []float32, rows [][]float32) {
 	case Dot:
 		simd.DotRows(dst, q, rows)
 		for i := range rows {
-			dst[i] = -dst[i]
+			d := -dst[i]
+			if d != d {
+				// NaN: Dot accepts components up to the float32 limit, and
+				// the products of two such vectors can overflow to +Inf
+				// and -Inf in one sum. Such a distance is +Inf, the
+				// farthest, so that every search orders it the same way.
+				d = float32(math.Inf(1))
+			}
+			dst[i] = d
 		}
 	default:
 		simd.DotRows(dst, q, rows)
