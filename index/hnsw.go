@@ -298,16 +298,16 @@ func alignedWords(n int) []uint32 {
 	return buf[skip : skip+n : skip+n]
 }
 
+// ref returns the chunk table entry of node id.
+func (h *HNSW) ref(id uint32) chunkRef { return (*h.chunks.Load())[id>>h.chunkShift] }
+
 // loc returns the chunk of node id and the node's offset in it.
-func (h *HNSW) loc(id uint32) (*chunk, uint32) {
-	return (*h.chunks.Load())[id>>h.chunkShift].ch, id & h.chunkMask
-}
+func (h *HNSW) loc(id uint32) (*chunk, uint32) { return h.ref(id).ch, id & h.chunkMask }
 
 // record returns the start of node id's record in its chunk's slab (see
 // recordWords): its vector, then its flags word and layer-0 list.
 func (h *HNSW) record(id uint32) unsafe.Pointer {
-	r := (*h.chunks.Load())[id>>h.chunkShift]
-	return unsafe.Add(r.records, uintptr(id&h.chunkMask)*uintptr(h.stride)*4)
+	return unsafe.Add(h.ref(id).records, uintptr(id&h.chunkMask)*uintptr(h.stride)*4)
 }
 
 // vec returns the stored vector of node id.

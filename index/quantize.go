@@ -183,8 +183,7 @@ func (h *HNSW) encode(ch *chunk, off uint32, v []float32) {
 
 // codes returns the code row of node id.
 func (h *HNSW) codes(id uint32) []uint8 {
-	r := (*h.chunks.Load())[id>>h.chunkShift]
-	return unsafe.Slice((*uint8)(unsafe.Add(r.codes, uintptr(id&h.chunkMask)*uintptr(h.dpad))), h.dpad)
+	return unsafe.Slice((*uint8)(unsafe.Add(h.ref(id).codes, uintptr(id&h.chunkMask)*uintptr(h.dpad))), h.dpad)
 }
 
 // prepareCodes readies s for scoring code rows against s.q. With q and
