@@ -137,7 +137,8 @@ type HNSW struct {
 	// alloc protects the following fields.
 	alloc struct {
 		sync.Mutex
-		free []uint32 // slots released by Compact
+		free  []uint32 // slots released by Compact
+		slabs slabs    // where new chunks' records and codes come from
 	}
 	nfree atomic.Int64 // len(alloc.free), read without the lock
 	// keys protects the following fields.
@@ -252,7 +253,7 @@ func (h *HNSW) Len() int {
 // and release.
 func (h *HNSW) Deleted() int { return int(h.deleted.Load()) }
 
-// newChunkRef returns a new chunk and its table entry.
+// newChunkRef returns a new chunk and its table entry; h.alloc is held.
 func (h *HNSW) newChunkRef() chunkRef {
 	ch := h.newChunk()
 	r := chunkRef{records: unsafe.Pointer(unsafe.SliceData(ch.data)), ch: ch}
@@ -264,15 +265,19 @@ func (h *HNSW) newChunkRef() chunkRef {
 
 func (h *HNSW) newChunk() *chunk {
 	n := 1 << h.chunkShift
+	data, code := n*h.stride, 0
+	if h.quant == SQ8 {
+		code = n * h.dpad / 4
+	}
 	ch := &chunk{
-		data:   alignedWords(n * h.stride),
+		data:   h.alloc.slabs.words(data, data+code),
 		keys:   make([]uint64, n),
 		levels: make([]uint8, n),
 		anchor: make([]uint32, n),
 		upper:  make([][]uint32, n),
 	}
 	if h.quant == SQ8 {
-		ch.codes = make([]uint8, n*h.dpad)
+		ch.codes = bytesOf(h.alloc.slabs.words(code, data+code))
 		if h.metric == L2 {
 			ch.cnorm = make([]float32, n)
 		}

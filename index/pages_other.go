@@ -1,0 +1,7 @@
+//go:build !linux
+
+package index
+
+const hugePagesSupported = false
+
+func adviseHugePages([]uint32) {}
