@@ -109,7 +109,7 @@ func TestSearchAllocs(t *testing.T) {
 		}
 	}
 	for name, idx := range map[string]Index{"hnsw": h, "hnsw-sq8": q8, "hnsw-paired": hp, "hnsw-sq8-paired": q8p, "flat": f} {
-		for _, opts := range []*SearchOptions{nil, {Ef: 100}, {Filter: func(k uint64) bool { return k%3 == 0 }}, {Exact: true}} {
+		for _, opts := range []*SearchOptions{nil, {Ef: 10}, {Ef: 100}, {Filter: func(k uint64) bool { return k%3 == 0 }}, {Exact: true}} {
 			t.Run(fmt.Sprintf("%s/%v", name, opts != nil), func(t *testing.T) {
 				dst := make([]Result, 0, 10)
 				q := vecs[7]

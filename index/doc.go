@@ -41,8 +41,11 @@
 // Storage is chunked and flat: each chunk holds, for a run of nodes, one
 // []uint32 slab of records (the vector on a 64-byte boundary, then the
 // flags and the layer-0 list, so a node's links and vector share cache
-// lines), and the upper-layer lists of the few nodes that have them. Keys
-// map to dense uint32 ids. A search uses a pooled scratch (a visited
+// lines), and the upper-layer lists of the few nodes that have them. Once
+// an index holds 8 MB of records, its chunks are carved from 16 MB slabs
+// advised for transparent huge pages on Linux, because a search's random
+// reads over a large index otherwise miss the TLB as well as the cache
+// (pages.go). Keys map to dense uint32 ids. A search uses a pooled scratch (a visited
 // bitset, two typed heaps) and allocates nothing when the caller supplies
 // the result slice. Expanding a
 // node gathers its unvisited neighbours and scores them all with one call
@@ -68,7 +71,8 @@
 // outside them; see quantize.go). A search quantizes the query to signed
 // bytes and walks every layer on integer inner products of the codes,
 // which with the links are less than half of the float32 record's bytes,
-// then re-ranks its ef candidates by float32 distance. Construction, the
+// then re-ranks its ef candidates by float32 distance (below ef 2k, with
+// the k candidates the walk displaced last). Construction, the
 // exact plans and Vector use the float32 vectors.
 //
 // # Filters

@@ -23,8 +23,9 @@ const (
 	// quantizes the query to signed bytes too and walks the graph on
 	// integer inner products of the codes (a quarter of the vector's
 	// bytes, 64 codes an instruction where the CPU has AVX-512 VNNI), then
-	// re-ranks the ef candidates it found by their float32 distances,
-	// which the index keeps too; Vector, the exact plans and construction
+	// re-ranks the ef candidates it found (below ef 2k, with the k it
+	// displaced last) by their float32 distances, which the index keeps
+	// too; Vector, the exact plans and construction
 	// use the float32 vectors.
 	SQ8 Quantization = 1
 )
@@ -264,11 +265,15 @@ func (h *HNSW) codeDistance(s *searcher, id uint32) float32 {
 	return h.scoreCodes(s, ids[:], rows[:])[0]
 }
 
-// rerank replaces the approximate distances of the walk's results in s.res
-// by float32 ones and keeps the k nearest.
+// rerank replaces the approximate distances of the walk's results in s.res,
+// and of the results it displaced last in s.spill, by float32 ones and
+// keeps the k nearest.
 func (h *HNSW) rerank(s *searcher, k int) {
 	ids, rows := s.batch[:0], s.rows[:0]
 	for _, it := range s.res {
+		ids, rows = append(ids, it.id), append(rows, h.vec(it.id))
+	}
+	for _, it := range s.spill {
 		ids, rows = append(ids, it.id), append(rows, h.vec(it.id))
 	}
 	s.batch, s.rows = ids, rows

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -280,4 +281,66 @@ func sq8Trio(dim int, metric Metric, efC int) (q8, fl *HNSW, model *Flat) {
 	fl, _ = NewHNSW(dim, metric, &HNSWOptions{EfConstruction: efC})
 	model, _ = NewFlat(dim, metric)
 	return q8, fl, model
+}
+
+// TestSQ8Spill checks the re-ranking of displaced results below ef 2k: the
+// walk is the same with it or without, so every query's results can only
+// get nearer (element-wise, sorted), some must, and filtered or deleted
+// keys never come back through it. From ef 2k up it changes nothing.
+func TestSQ8Spill(t *testing.T) {
+	defer func(v bool) { spillRerank = v }(spillRerank)
+	const dim, k = 48, 10
+	r := newRand(t, 11)
+	vecs := clustered(r, sized(6000), dim, 4)
+	h, err := NewHNSW(dim, Cosine, &HNSWOptions{M: 8, EfConstruction: 64, Quantize: SQ8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		if err := h.Add(uint64(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < len(vecs); i += 7 {
+		h.Delete(uint64(i))
+	}
+	queries := clustered(r, 300, dim, 4)
+	search := func(q []float32, ef int, spill bool, filter func(uint64) bool) []Result {
+		spillRerank = spill
+		res, err := h.Search(nil, q, k, &SearchOptions{Ef: ef, Filter: filter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	odd := func(key uint64) bool { return key%2 == 1 }
+	for _, filter := range []func(uint64) bool{nil, odd} {
+		better := 0
+		for qi, q := range queries {
+			for _, ef := range []int{1, k, 2*k - 1} {
+				off, on := search(q, ef, false, filter), search(q, ef, true, filter)
+				if len(on) != len(off) {
+					t.Fatalf("query %d ef %d: %d results with the spill, %d without", qi, ef, len(on), len(off))
+				}
+				for i := range on {
+					if on[i].Distance > off[i].Distance+1e-6 {
+						t.Fatalf("query %d ef %d: result %d at %v with the spill, %v without", qi, ef, i, on[i].Distance, off[i].Distance)
+					}
+					if on[i].Distance < off[i].Distance-1e-6 {
+						better++
+					}
+					if on[i].Key%7 == 0 || filter != nil && !filter(on[i].Key) {
+						t.Fatalf("query %d ef %d: key %d is deleted or filtered out", qi, ef, on[i].Key)
+					}
+				}
+			}
+			if a, b := search(q, 2*k, false, filter), search(q, 2*k, true, filter); !slices.Equal(a, b) {
+				t.Fatalf("query %d ef 2k: %v with the spill, %v without", qi, b, a)
+			}
+		}
+		if better == 0 {
+			t.Errorf("filter %v: the spill never brought a nearer result", filter != nil)
+		}
+		t.Logf("filter %v: %d nearer results", filter != nil, better)
+	}
 }

@@ -36,6 +36,8 @@ type searcher struct {
 	qscale  float32     // under SQ8: the step of q8
 	qlo     float32     // under SQ8: (q-center).(lo-center), see prepareCodes
 	qnorm2  float32     // under SQ8: |q-center|^2
+	spill   []item      // under SQ8: results the walk displaced last, re-ranked too
+	spilled int         // displacements so far, the next slot of spill is spilled%k
 }
 
 func (h *HNSW) getSearcher() *searcher {
@@ -143,6 +145,22 @@ type walk struct {
 	skipDeleted bool              // queries skip tombstones; construction links to them
 	exclude     uint32            // a node never returned (the one being inserted)
 	paired      bool              // expand candidates two at a time (see searchLayer)
+	spill       int               // keep this many of the results displaced last in s.spill
+}
+
+// spillRerank enables the re-ranking of displaced results (see Search);
+// tests turn it off to compare.
+var spillRerank = true
+
+// keepSpilled saves the result about to be displaced, the farthest, in
+// the ring of the n displaced last.
+func (s *searcher) keepSpilled(n int) {
+	if len(s.spill) < n {
+		s.spill = append(s.spill, s.res[0])
+	} else {
+		s.spill[s.spilled%n] = s.res[0]
+	}
+	s.spilled++
 }
 
 func (w *walk) filtering() bool { return w.filter != nil || w.skipDeleted }
@@ -311,6 +329,9 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 					if len(s.res) < ef {
 						s.res.push(item{-d, nb})
 					} else {
+						if w.spill > 0 {
+							s.keepSpilled(w.spill)
+						}
 						s.res.replaceTop(item{-d, nb})
 					}
 				}
@@ -441,6 +462,20 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 	// extra seed costs one distance.
 	root, _ := unpackEP(ep)
 	w := walk{filter: o.Filter, skipDeleted: true, exclude: noNode, paired: h.inGraph() >= h.pairedMin}
+	if codes {
+		// With ef below 2k, the ef results of the walk on codes are
+		// little more than the k returned, so re-ranking them can only
+		// reorder what the codes chose. The k results the walk displaced
+		// last are re-ranked too (they cost k more float32 rows, and
+		// nothing in the walk): on annset 100k x 128, SQ8 recall@10 at
+		// ef 10 rose from 0.6728 to 0.6790 (float32's is 0.6791), at
+		// 0.96x queries/s. From ef 2k up it changed recall by 0.0001 at
+		// most and cost 3-6%, so it is not done there.
+		s.spill, s.spilled = s.spill[:0], 0
+		if max(ef, k) < 2*k && spillRerank {
+			w.spill = k
+		}
+	}
 	h.searchLayer(s, s.q, cur, curD, max(ef, k), 0, &w, root, codes)
 	if codes {
 		h.rerank(s, k)
