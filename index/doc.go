@@ -43,9 +43,10 @@
 // flags and the layer-0 list, so a node's links and vector share cache
 // lines), and the upper-layer lists of the few nodes that have them. Once
 // an index holds 8 MB of records, its chunks are carved from 16 MB slabs
-// advised for transparent huge pages on Linux, because a search's random
-// reads over a large index otherwise miss the TLB as well as the cache
-// (pages.go). Keys map to dense uint32 ids. A search uses a pooled scratch (a visited
+// advised for transparent huge pages on Linux (when the kernel gives them
+// to advised memory only, and not under GODEBUG=disablethp=1), because a
+// search's random reads over a large index otherwise miss the TLB as well
+// as the cache (pages.go). Keys map to dense uint32 ids. A search uses a pooled scratch (a visited
 // bitset, two typed heaps) and allocates nothing when the caller supplies
 // the result slice. Expanding a
 // node gathers its unvisited neighbours and scores them all with one call

@@ -534,8 +534,8 @@ func (h *HNSW) Keys(dst []uint64) []uint64 {
 }
 
 // MemoryBytes estimates the memory held by the index: chunks (vectors,
-// links, keys, levels, flags, anchors, upper-layer lists) and the key
-// map.
+// links, keys, levels, flags, anchors, upper-layer lists), the unused
+// part of the slab chunks are carved from (see pages.go) and the key map.
 func (h *HNSW) MemoryBytes() int64 {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -547,6 +547,9 @@ func (h *HNSW) MemoryBytes() int64 {
 			int64(len(ch.codes)) + int64(len(ch.cnorm))*4
 	}
 	b += h.upperWords.Load() * 4
+	h.alloc.Lock()
+	b += int64(len(h.alloc.slabs.rest)) * 4 // the current slab's unused tail
+	h.alloc.Unlock()
 	// A Go map of uint64 to uint32 costs about 12 bytes of payload plus
 	// about 1.6x for buckets, control bytes and load factor.
 	return b + int64(h.Len())*20

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +18,9 @@ import (
 // index's chunks is advised for huge pages (VmFlags "hg"), whether or not
 // the kernel then backs it with them.
 func TestSlabsAdvised(t *testing.T) {
+	if !hugePagesOn() {
+		t.Skip("the kernel does not take huge page advice here")
+	}
 	h := buildSlabbed(t, true, NoQuantization, clustered(newRand(t, 5), 4000, 1024, 8))
 	var probe uintptr // a 2 MiB boundary inside the last chunk's records
 	for _, r := range *h.chunks.Load() {
@@ -28,6 +33,53 @@ func TestSlabsAdvised(t *testing.T) {
 	if probe == 0 {
 		t.Fatal("no chunk spans a 2 MiB boundary")
 	}
+	if f := vmFlags(t, probe); !f["hg"] {
+		t.Fatalf("records at %#x: VmFlags %v, want hg", probe, f)
+	}
+	runtime.KeepAlive(h)
+}
+
+// TestSlabsUnadvised checks that a collected slab's advice is taken back
+// (VmFlags "nh", so that khugepaged does not fill the range the heap
+// reuses with huge pages), but not on a page another slab advised since.
+func TestSlabsUnadvised(t *testing.T) {
+	if !hugePagesOn() {
+		t.Skip("the kernel does not take huge page advice here")
+	}
+	slab := func() (*slabs, uintptr) {
+		s := &slabs{held: slabMinBytes}
+		w := s.words(1<<16, 1<<16)
+		p := (uintptr(unsafe.Pointer(unsafe.SliceData(w))) + hugePage - 1) &^ (hugePage - 1)
+		return s, p
+	}
+	s, probe := slab()
+	if f := vmFlags(t, probe); !f["hg"] {
+		t.Fatalf("new slab at %#x: VmFlags %v, want hg", probe, f)
+	}
+	// A cleanup that does not own the page changes nothing.
+	hugeOwners.Lock()
+	owner := hugeOwners.m[probe]
+	hugeOwners.Unlock()
+	unadviseHugePages(hugeSpan{lo: probe, n: hugePage, owner: owner + 1})
+	if f := vmFlags(t, probe); !f["hg"] {
+		t.Fatalf("after a stale cleanup: VmFlags %v, want hg", f)
+	}
+	runtime.KeepAlive(s)
+	s = nil
+	for range 100 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+		if f := vmFlags(t, probe); f["nh"] && !f["hg"] {
+			return
+		}
+	}
+	t.Fatalf("collected slab at %#x: VmFlags %v, want nh", probe, vmFlags(t, probe))
+}
+
+// vmFlags returns the VmFlags of the mapping holding addr, from
+// /proc/self/smaps.
+func vmFlags(t *testing.T, addr uintptr) map[string]bool {
+	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Skipf("no smaps: %v", err)
@@ -38,17 +90,19 @@ func TestSlabsAdvised(t *testing.T) {
 	for sc.Scan() {
 		line := sc.Text()
 		if lo, hi, ok := vmaRange(line); ok {
-			in = lo <= probe && probe < hi
+			in = lo <= addr && addr < hi
 			continue
 		}
-		if in && strings.HasPrefix(line, "VmFlags:") {
-			if !strings.Contains(line+" ", " hg ") {
-				t.Fatalf("records at %#x: %s, want hg", probe, line)
+		if flags, ok := strings.CutPrefix(line, "VmFlags:"); ok && in {
+			m := map[string]bool{}
+			for _, fl := range strings.Fields(flags) {
+				m[fl] = true
 			}
-			return
+			return m
 		}
 	}
-	t.Fatalf("no mapping holds %#x", probe)
+	t.Fatalf("no mapping holds %#x", addr)
+	return nil
 }
 
 // vmaRange parses the address range of an smaps mapping header line.

@@ -2,6 +2,6 @@
 
 package index
 
-const hugePagesSupported = false
+func hugePagesOn() bool { return false }
 
 func adviseHugePages([]uint32) {}

@@ -48,7 +48,7 @@ func buildSlabbed(t *testing.T, on bool, quant Quantization, vecs [][]float32) *
 // whole, aligned and without overlap, and that the index they hold answers
 // exactly as one with every chunk allocated on its own.
 func TestSlabs(t *testing.T) {
-	if !hugePagesSupported {
+	if !hugePagesOn() {
 		t.Skip("no huge page advice on this platform")
 	}
 	const dim = 1024
