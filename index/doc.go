@@ -42,7 +42,7 @@
 // []uint32 slab of records (the vector on a 64-byte boundary, then the
 // flags and the layer-0 list, so a node's links and vector share cache
 // lines), and the upper-layer lists of the few nodes that have them. Once
-// an index holds 8 MB of records, its chunks are carved from 16 MB slabs
+// an index holds 8 MB of records, its chunks are carved from 4-32 MB slabs
 // advised for transparent huge pages on Linux (when the kernel gives them
 // to advised memory only, and not under GODEBUG=disablethp=1), because a
 // search's random reads over a large index otherwise miss the TLB as well

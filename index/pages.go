@@ -19,11 +19,15 @@ import "unsafe"
 
 const (
 	// slabMinBytes is the chunk memory an index holds before it takes
-	// slabs: about the reach of a last-level TLB of 4 KiB pages.
+	// slabs: beyond the reach of a last-level TLB of 4 KiB pages.
 	slabMinBytes = 8 << 20
-	// slabBytes is the size a slab aims at: a whole number of chunks.
-	slabBytes = 16 << 20
-	hugePage  = 2 << 20
+	// A slab is a quarter of the chunk memory held so far, between
+	// slabMinSize and slabMaxSize, rounded down to whole chunks: the Go
+	// heap counts a slab whole from the start, so its unused tail stays
+	// under a quarter of the index, and under 32 MB.
+	slabMinSize = 4 << 20
+	slabMaxSize = 32 << 20
+	hugePage    = 2 << 20
 )
 
 // hugePages turns slabs off in tests that compare with and without them.
@@ -41,11 +45,12 @@ type slabs struct {
 // whole number of chunks.
 func (s *slabs) words(n, per int) []uint32 {
 	s.held += 4 * n
-	if !hugePages || !hugePagesOn() || s.held <= slabMinBytes || 4*per > slabBytes/2 {
+	if !hugePages || !hugePagesOn() || s.held <= slabMinBytes || 4*per > slabMaxSize/2 {
 		return alignedWords(n)
 	}
 	if len(s.rest) < n {
-		s.rest = alignedWords(max(1, slabBytes/(4*per)) * per)
+		size := min(max(s.held/4, slabMinSize), slabMaxSize)
+		s.rest = alignedWords(max(1, size/(4*per)) * per)
 		adviseHugePages(s.rest)
 	}
 	w := s.rest[:n:n]

@@ -27,7 +27,7 @@ func TestHugeRange(t *testing.T) {
 
 // buildSlabbed builds the same index (one goroutine, one seed, so one graph)
 // with slabs on or off. 1024-d records are 4 KiB, so 4,000 nodes are about
-// twice slabMinBytes, and their slabbed chunks fit one slab.
+// twice slabMinBytes.
 func buildSlabbed(t *testing.T, on bool, quant Quantization, vecs [][]float32) *HNSW {
 	t.Helper()
 	defer func(v bool) { hugePages = v }(hugePages)
@@ -87,8 +87,9 @@ func TestSlabs(t *testing.T) {
 				t.Fatalf("%v: chunk memory overlaps", quant)
 			}
 		}
-		// All but the first slabbed allocation follow the one before.
-		if slabbed < 10 || adjacent < slabbed-1 {
+		// Slabs hold 15 or more of these chunks, so at most one slabbed
+		// allocation in 15 starts a slab; the others follow the one before.
+		if slabbed < 10 || adjacent < slabbed*3/4 {
 			t.Errorf("%v: %d of %d slabbed chunk allocations follow the previous one", quant, adjacent, slabbed)
 		}
 
