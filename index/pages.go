@@ -72,10 +72,12 @@ func hugeRange(w []uint32) (off, n uintptr) {
 	}
 	b := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
 	e := b + 4*uintptr(len(w))
-	lo := (b + hugePage - 1) &^ (hugePage - 1)
-	hi := e &^ (hugePage - 1)
+	lo, hi := hugeUp(b), e&^(hugePage-1)
 	if lo >= hi {
 		return 0, 0
 	}
 	return lo - b, hi - lo
 }
+
+// hugeUp rounds p up to a 2 MiB boundary.
+func hugeUp(p uintptr) uintptr { return (p + hugePage - 1) &^ (hugePage - 1) }

@@ -27,7 +27,7 @@ func TestSlabsAdvised(t *testing.T) {
 	for _, r := range *h.chunks.Load() {
 		b := uintptr(unsafe.Pointer(unsafe.SliceData(r.ch.data)))
 		e := b + 4*uintptr(len(r.ch.data))
-		if p := (b + hugePage - 1) &^ (hugePage - 1); p < e && hugeOwners.m[p] != 0 {
+		if p := hugeUp(b); p < e && hugeOwners.m[p] != 0 {
 			probe = p
 		}
 	}
@@ -48,13 +48,8 @@ func TestSlabsUnadvised(t *testing.T) {
 	if !hugePagesOn() {
 		t.Skip("the kernel does not take huge page advice here")
 	}
-	slab := func() (*slabs, uintptr) {
-		s := &slabs{held: slabMinBytes}
-		w := s.words(1<<16, 1<<16)
-		p := (uintptr(unsafe.Pointer(unsafe.SliceData(w))) + hugePage - 1) &^ (hugePage - 1)
-		return s, p
-	}
-	s, probe := slab()
+	s := &slabs{held: slabMinBytes}
+	probe := hugeUp(uintptr(unsafe.Pointer(unsafe.SliceData(s.words(1<<16, 1<<16)))))
 	if f := vmFlags(t, probe); !f["hg"] {
 		t.Fatalf("new slab at %#x: VmFlags %v, want hg", probe, f)
 	}
