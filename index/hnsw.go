@@ -152,6 +152,7 @@ type HNSW struct {
 		r *rand.Rand
 	}
 	epMu       sync.Mutex // serialises entry-point promotion
+	adoptMu    sync.Mutex // serialises adoptAnchor (link.go)
 	deleted    atomic.Int64
 	upperWords atomic.Int64            // words held by upper-layer lists, for MemoryBytes
 	locks      [lockStripes]sync.Mutex // per-node writer locks, striped by id

@@ -1,0 +1,121 @@
+package index
+
+import (
+	"slices"
+	"sync/atomic"
+	"testing"
+)
+
+// TestAdoptAnchor: a node that its anchor is about to drop passes to
+// another anchored node that already links to it, never to one of its own
+// descendants along anchors (that would close a cycle the entry point does
+// not reach), and the graph stays reachable once the old anchor drops it.
+// Of every three nodes tested, one is tested as built; one first has the
+// neighbours it links to that are not its ancestors made its children, so
+// only an ancestor may adopt it; and one has its neighbours' anchors
+// cleared for the test, as if they were still being linked by another
+// insert, so none of them may adopt it.
+func TestAdoptAnchor(t *testing.T) {
+	r := newRand(t, 7)
+	const n, dim = 600, 8
+	h, _ := NewHNSW(dim, L2, &HNSWOptions{M: 4, EfConstruction: 32, Seed: 1})
+	for i, v := range clustered(r, n, dim, 12) {
+		if err := h.Add(uint64(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustCheck(t, h)
+	root, _ := unpackEP(h.ep.Load())
+	// ancestors returns a's anchors up to the entry point, nearest first.
+	ancestors := func(a uint32) []uint32 {
+		var up []uint32
+		for a != root {
+			a = *h.anchor(a)
+			if a == noNode || len(up) >= maxAdoptDepth {
+				t.Fatalf("anchor chain broken or deeper than %d", maxAdoptDepth)
+			}
+			up = append(up, a)
+		}
+		return up
+	}
+	adopted, refused, childLinks := 0, 0, 0
+	for a := range h.nodes.Load() {
+		u := *h.anchor(a)
+		if a == root || u == noNode {
+			continue
+		}
+		up := ancestors(a)
+		list := h.links(a, 0)
+		nbrs := slices.Clone(list[1 : 1+list[0]])
+		variant := (adopted + refused) % 3
+		saved := make([]uint32, len(nbrs))
+		for i, w := range nbrs {
+			saved[i] = *h.anchor(w)
+		}
+		switch variant {
+		case 1:
+			for _, w := range nbrs {
+				if w != u && w != root && !slices.Contains(up, w) {
+					*h.anchor(w) = a // a links to w, so this is a valid anchor
+					if h.linksTo(w, a) {
+						childLinks++
+					}
+				}
+			}
+			mustCheck(t, h)
+		case 2:
+			for _, w := range nbrs {
+				if w != root {
+					*h.anchor(w) = noNode
+				}
+			}
+		}
+		var want []uint32
+		for _, w := range nbrs {
+			if w == u || !h.linksTo(w, a) || !h.anchored(w) {
+				continue
+			}
+			if wu := ancestors(w); w != root && (slices.Contains(wu, a)) {
+				continue // a descendant of a
+			}
+			want = append(want, w)
+		}
+		mu := h.lock(u)
+		mu.Lock()
+		ok := h.adoptAnchor(u, a)
+		if ok {
+			// The old anchor drops a, as a pruning would.
+			l := h.links(u, 0)
+			k := slices.Index(l[1:1+l[0]], a) + 1
+			l[k] = l[l[0]]
+			atomic.StoreUint32(&l[0], l[0]-1)
+		}
+		mu.Unlock()
+		if variant == 2 {
+			for i, w := range nbrs {
+				*h.anchor(w) = saved[i]
+			}
+		}
+		if ok != (len(want) > 0) {
+			t.Fatalf("node %d (variant %d): adopted %v, want %v (candidates %v)", a, variant, ok, len(want) > 0, want)
+		}
+		if ok {
+			if w := *h.anchor(a); !slices.Contains(want, w) {
+				t.Fatalf("node %d adopted by %d, want one of %v", a, w, want)
+			}
+			adopted++
+		} else {
+			if *h.anchor(a) != u {
+				t.Fatalf("node %d: a refused adoption moved its anchor from %d to %d", a, u, *h.anchor(a))
+			}
+			refused++
+		}
+		mustCheck(t, h)
+		if adopted >= 30 && refused >= 10 {
+			break
+		}
+	}
+	if adopted < 30 || refused < 10 || childLinks == 0 {
+		t.Fatalf("adopted %d, refused %d, %d children linking back: the test did not reach its cases", adopted, refused, childLinks)
+	}
+}
