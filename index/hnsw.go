@@ -277,6 +277,10 @@ func (h *HNSW) newChunk() *chunk {
 		anchor: make([]uint32, n),
 		upper:  make([][]uint32, n),
 	}
+	// A slot not yet initialised has no anchor (zero would read as node 0).
+	for i := range ch.anchor {
+		ch.anchor[i] = noNode
+	}
 	if h.quant == SQ8 {
 		ch.codes = bytesOf(h.alloc.slabs.words(code, data+code))
 		if h.metric == L2 {

@@ -310,7 +310,8 @@ func (h *HNSW) anchoredAvoiding(w, a uint32) bool {
 // rescue anchors a new node whose every reverse link was pruned away: the
 // nearest node that can spare a slot takes an anchored link to it, trying
 // first the layer-0 candidates of its insertion (nearest first) and then
-// every anchored node. Under the dot metric a few large vectors are
+// every live anchored node (not a slot another Add has allocated and not
+// yet initialised, whose links initSlot is about to clear). Under the dot metric a few large vectors are
 // everyone's nearest neighbour and can fill their lists with nodes they
 // anchor, hence the wide net. Anchors are fewer than nodes and slots are 2M
 // per node, so some node always has room.
@@ -321,7 +322,7 @@ func (h *HNSW) rescue(id uint32, cands []item) {
 		}
 	}
 	for u := uint32(0); u < h.nodes.Load(); u++ {
-		if u != id && h.flags(u)&flagFree == 0 && h.anchored(u) && h.anchorLink(u, id, false) {
+		if u != id && h.flags(u) == 0 && h.anchored(u) && h.anchorLink(u, id, false) {
 			return
 		}
 	}

@@ -119,3 +119,35 @@ func TestAdoptAnchor(t *testing.T) {
 		t.Fatalf("adopted %d, refused %d, %d children linking back: the test did not reach its cases", adopted, refused, childLinks)
 	}
 }
+
+// TestRescueSkipsUnreadySlot: a slot that Add has allocated but not yet
+// initialised must not anchor a node that rescue links in. Such a slot
+// counts among the nodes, and in a fresh chunk its anchor word was zero,
+// which read as "anchored by node 0"; the rescue's scan of every node then
+// chose it, and initSlot wiped the link, leaving the rescued node anchored
+// by a node that did not link to it, and unreachable. This replays that
+// interleaving of two concurrent Adds on one goroutine.
+func TestRescueSkipsUnreadySlot(t *testing.T) {
+	h, _ := NewHNSW(2, L2, &HNSWOptions{M: 2, EfConstruction: 8})
+	slow, err := h.allocSlot() // node 0: allocated, not yet initialised
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Add(100, []float32{1, 1}); err != nil { // node 1, the entry point
+		t.Fatal(err)
+	}
+	id, err := h.allocSlot() // node 2, whose reverse links all went elsewhere
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.initSlot(id, 101, []float32{5, 5}, 0)
+	h.keys.m[101] = id
+	h.rescue(id, nil)
+	if a := *h.anchor(id); a != 1 {
+		t.Fatalf("node %d rescued by %d, want the entry point 1", id, a)
+	}
+	h.initSlot(slow, 102, []float32{2, 2}, 0) // the slow insert resumes
+	h.keys.m[102] = slow
+	h.link(slow, 0)
+	mustCheck(t, h)
+}
