@@ -311,10 +311,11 @@ func (h *HNSW) anchoredAvoiding(w, a uint32) bool {
 // nearest node that can spare a slot takes an anchored link to it, trying
 // first the layer-0 candidates of its insertion (nearest first) and then
 // every live anchored node (not a slot another Add has allocated and not
-// yet initialised, whose links initSlot is about to clear). Under the dot metric a few large vectors are
-// everyone's nearest neighbour and can fill their lists with nodes they
-// anchor, hence the wide net. Anchors are fewer than nodes and slots are 2M
-// per node, so some node always has room.
+// yet initialised, whose links initSlot is about to clear). Under the dot
+// metric a few large vectors are everyone's nearest neighbour and can fill
+// their lists with nodes they anchor, hence the wide net. Anchors are
+// fewer than nodes and slots are 2M per node, so some node always has
+// room.
 func (h *HNSW) rescue(id uint32, cands []item) {
 	for _, c := range cands {
 		if h.anchored(c.id) && h.anchorLink(c.id, id, false) {
