@@ -310,12 +310,16 @@ func (h *HNSW) anchoredAvoiding(w, a uint32) bool {
 // rescue anchors a new node whose every reverse link was pruned away: the
 // nearest node that can spare a slot takes an anchored link to it, trying
 // first the layer-0 candidates of its insertion (nearest first) and then
-// every live anchored node (not a slot another Add has allocated and not
-// yet initialised, whose links initSlot is about to clear). Under the dot
-// metric a few large vectors are everyone's nearest neighbour and can fill
-// their lists with nodes they anchor, hence the wide net. Anchors are
-// fewer than nodes and slots are 2M per node, so some node always has
-// room.
+// every anchored node that is not a released slot, tombstones included
+// (Compact re-anchors what they anchor). A slot another Add has allocated
+// and not yet initialised is never taken: it is not anchored (chunks start
+// with every anchor noNode, and Compact clears released slots' anchors),
+// and initSlot would clear the link. Under the dot metric a few large
+// vectors are everyone's nearest neighbour and can fill their lists with
+// nodes they anchor, hence the wide net. Anchors are fewer than nodes
+// (tombstones counted) and slots are 2M per node, so some node always has
+// room; leaving tombstones out broke that in small graphs with many of
+// them (a FuzzOps input, kept in testdata).
 func (h *HNSW) rescue(id uint32, cands []item) {
 	for _, c := range cands {
 		if h.anchored(c.id) && h.anchorLink(c.id, id, false) {
@@ -323,7 +327,7 @@ func (h *HNSW) rescue(id uint32, cands []item) {
 		}
 	}
 	for u := uint32(0); u < h.nodes.Load(); u++ {
-		if u != id && h.flags(u) == 0 && h.anchored(u) && h.anchorLink(u, id, false) {
+		if u != id && h.flags(u)&flagFree == 0 && h.anchored(u) && h.anchorLink(u, id, false) {
 			return
 		}
 	}
