@@ -202,11 +202,12 @@ func (h *HNSW) anchored(u uint32) bool {
 
 // restoreAnchored puts back into sel (a selection of at most maxL, nearest
 // first) every node of kept, the nodes u anchors, that the heuristic left
-// out: into a free slot; else, if another node already links to it and can
-// take over its anchor (adopt), it is let go; else in place of the farthest
-// selected node that u does not anchor. The heuristic runs on its own
-// first, as hnswlib's does, so a list holds the neighbours it would hold
-// without anchors but for the rare anchored node no other node adopts.
+// out: into a free slot; else, if another node already links to it and
+// can take over its anchor (adoptAnchor), it is let go; else in place of
+// the farthest selected node that u does not anchor. The heuristic runs on
+// its own first, as hnswlib's does, so a list holds the neighbours it
+// would hold without anchors but for the rare anchored node no other node
+// adopts.
 func (h *HNSW) restoreAnchored(u uint32, sel, kept []item, maxL int) []item {
 	for _, a := range kept {
 		if slices.ContainsFunc(sel, func(it item) bool { return it.id == a.id }) {
@@ -229,8 +230,8 @@ func (h *HNSW) restoreAnchored(u uint32, sel, kept []item, maxL int) []item {
 	return sel
 }
 
-// maxAdoptDepth bounds the walk up the anchor tree that adopt makes to rule
-// out a cycle; a deeper adopter is passed over.
+// maxAdoptDepth bounds the walk up the anchor tree that adoptAnchor makes to
+// rule out a cycle; a deeper adopter is passed over.
 const maxAdoptDepth = 256
 
 // adoptAnchor moves the anchor of a, which u (whose lock the caller holds)
