@@ -3,7 +3,6 @@ package index
 import (
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // Check verifies the structural invariants of the graph and returns every
@@ -75,7 +74,7 @@ func (h *HNSW) Check() error {
 		if h.flags(id)&flagFree != 0 || a == noNode {
 			continue
 		}
-		if a >= n || h.flags(a)&flagFree != 0 || !slices.Contains(h.links(a, 0)[1:1+h.links(a, 0)[0]], id) {
+		if a >= n || h.flags(a)&flagFree != 0 || !h.linksTo(a, id) {
 			bad("node %d is anchored by %d, which does not link to it", id, a)
 		}
 	}

@@ -39,23 +39,23 @@
 // unexpanded candidate is farther than the farthest of the ef best.
 //
 // Storage is chunked and flat: each chunk holds, for a run of nodes, one
-// []uint32 slab of records (the vector on a 64-byte boundary, then the
-// flags and the layer-0 list, so a node's links and vector share cache
-// lines), and the upper-layer lists of the few nodes that have them. Once
-// an index holds 8 MB of records, its chunks are carved from 4-32 MB slabs
-// advised for transparent huge pages on Linux (when the kernel gives them
-// to advised memory only, and not under GODEBUG=disablethp=1), because a
-// search's random reads over a large index otherwise miss the TLB as well
-// as the cache (pages.go). Keys map to dense uint32 ids. A search uses a pooled scratch (a visited
-// bitset, two typed heaps) and allocates nothing when the caller supplies
-// the result slice. Expanding a
-// node gathers its unvisited neighbours and scores them all with one call
-// of a row kernel (simd.DotRows, simd.L2SquaredRows), which prefetches the
-// rows ahead of the one it scores; every distance the package computes
-// goes through those kernels, so the graph walk, the exact plans and the
-// flat index agree to the last bit. Lists are
-// read and written with atomic loads and stores, so searches never block;
-// writers to one node's list serialise on a striped lock.
+// []uint32 slab of records (the vector on a 64-byte boundary, then the flags
+// and the layer-0 list, so a node's links and vector share cache lines), and
+// the upper-layer lists of the few nodes that have them. Once an index holds
+// 8 MB of records, its chunks are carved from 4-32 MB slabs advised for
+// transparent huge pages on Linux (when the kernel gives them to advised
+// memory only, and not under GODEBUG=disablethp=1), because a search's
+// random reads over a large index otherwise miss the TLB as well as the
+// cache (pages.go). Keys map to dense uint32 ids. A search uses a pooled
+// scratch (a visited bitset, two typed heaps) and allocates nothing when the
+// caller supplies the result slice. Expanding a node gathers its unvisited
+// neighbours and scores them all with one call of a row kernel
+// (simd.DotRows, simd.L2SquaredRows), which prefetches the rows ahead of the
+// one it scores; every distance the package computes goes through those
+// kernels, so the graph walk, the exact plans and the flat index agree to
+// the last bit. Lists are read and written with atomic loads and stores, so
+// searches never block; writers to one node's list serialise on a striped
+// lock.
 //
 // Every node stays reachable from the entry point on layer 0: see the
 // comment on anchors in link.go. Together with a search that also starts

@@ -143,12 +143,10 @@ func (h *HNSW) addLink(s *searcher, u, v uint32, d float32, layer int) {
 	mu.Lock()
 	defer mu.Unlock()
 	list := h.links(u, layer)
-	n := atomic.LoadUint32(&list[0])
-	for j := uint32(1); j <= n; j++ {
-		if atomic.LoadUint32(&list[j]) == v {
-			return
-		}
+	if holds(list, v) {
+		return
 	}
+	n := atomic.LoadUint32(&list[0])
 	maxL := h.maxLinks(layer)
 	if int(n) < maxL {
 		atomic.StoreUint32(&list[n+1], v)
@@ -279,8 +277,11 @@ func (h *HNSW) adoptAnchor(u, a uint32) bool {
 }
 
 // linksTo reports whether w's layer-0 list holds v.
-func (h *HNSW) linksTo(w, v uint32) bool {
-	list := h.links(w, 0)
+func (h *HNSW) linksTo(w, v uint32) bool { return holds(h.links(w, 0), v) }
+
+// holds reports whether list (a count, then the links; read atomically)
+// holds v.
+func holds(list []uint32, v uint32) bool {
 	n := atomic.LoadUint32(&list[0])
 	for j := uint32(1); j <= n; j++ {
 		if atomic.LoadUint32(&list[j]) == v {
