@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo/engine/analysis"
 	"github.com/mnemodb/mnemo/index"
@@ -58,6 +59,12 @@ type CollectionConfig struct {
 	// embedder fails with ErrCollectionExists instead of mixing vector
 	// spaces.
 	Embedder string `json:"embedder,omitempty"`
+	// Kind optionally names what owns the collection, such as a memory
+	// adapter ("toolmem.tools", "chat.vector"). It is persisted and
+	// compared like the rest of the config; the adapters refuse to open
+	// another kind's collection (backend.ErrCollectionKind), so two
+	// memories that pick the same name cannot share one collection.
+	Kind string `json:"kind,omitempty"`
 	// Text configures the full-text index (see TextConfig). The zero value
 	// indexes each record's content with BM25's default parameters.
 	Text TextConfig `json:"text"`
@@ -146,6 +153,9 @@ func (c CollectionConfig) Validate() error {
 	}
 	if c.Index != "" && c.Index != HNSW && c.Index != Flat {
 		errs = append(errs, fmt.Errorf("%w: unknown index kind %q (want hnsw or flat)", ErrInvalidConfig, c.Index))
+	}
+	if len(c.Kind) > 64 || !utf8.ValidString(c.Kind) {
+		errs = append(errs, fmt.Errorf("%w: kind %q: want at most 64 bytes of UTF-8", ErrInvalidConfig, c.Kind))
 	}
 	if len(c.Text.Fields) > 64 {
 		errs = append(errs, fmt.Errorf("%w: %d text fields, at most 64", ErrInvalidConfig, len(c.Text.Fields)))

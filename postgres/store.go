@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,6 +54,11 @@ type Store struct {
 	pool   *pgxpool.Pool
 	retry  time.Duration
 	closed atomic.Bool
+
+	locks struct { // advisory locks taken by TryLock (lock.go)
+		sync.Mutex
+		held map[*lock]bool
+	}
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -153,6 +159,7 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.releaseLocks()
 	s.pool.Close()
 	return nil
 }

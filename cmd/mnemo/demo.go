@@ -71,7 +71,11 @@ func demo(args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p("tool memory (toolmem): %d stored; Retrieve(%q) in %s:", tools.Count(), q, since(t))
+	n, err := tools.Count(ctx)
+	if err != nil {
+		return err
+	}
+	p("tool memory (toolmem): %d stored; Retrieve(%q) in %s:", n, q, since(t))
 	for _, h := range hits {
 		p("  %.3f  %s %v  (asked: %q)", h.Similarity, h.ToolName, h.ToolArgs, h.Question)
 	}

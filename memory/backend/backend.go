@@ -10,10 +10,10 @@
 // embedded and moves to a server by changing the constructor:
 //
 //	db, err := engine.Open(dir, nil)
-//	mem, err := toolmem.NewStore(backend.Embedded(db), nil)
+//	mem, err := toolmem.NewStore(ctx, backend.Embedded(db), nil)
 //	// later:
 //	pg, err := postgres.Open(ctx, "postgres://...", nil)
-//	mem, err := toolmem.NewStore(pg, nil)
+//	mem, err := toolmem.NewStore(ctx, pg, nil)
 //
 // Both speak the engine's value types (engine.CollectionConfig,
 // engine.Record, engine.Query, engine.Hit) and return the engine's

@@ -20,7 +20,7 @@ func Example() {
 		panic(err)
 	}
 	defer s.Close()
-	mem, err := toolmem.NewStore(s, nil)
+	mem, err := toolmem.NewStore(ctx, s, nil)
 	if err != nil {
 		panic(err)
 	}

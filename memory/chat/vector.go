@@ -8,7 +8,6 @@ import (
 	"maps"
 	"math"
 	"strings"
-	"sync"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/backend"
@@ -25,8 +24,16 @@ import (
 // content; a Threshold keeps scores at or above it. JSON contents are embedded as their canonical JSON text (the
 // original lower-cases it; we do not) and come back as objects; binary and
 // image contents cannot be embedded and are refused. A VectorMemory is safe
-// for concurrent use by multiple goroutines; Clear waits for calls in
-// flight.
+// for concurrent use by multiple goroutines.
+//
+// Any number of VectorMemory values, in one process or (on a server) in
+// many, may share a collection: every call reads and writes the store.
+// Clear deletes the stored contents and keeps the collection, so the other
+// handles go on working (a content another handle adds while Clear runs
+// may survive it); when another handle drops the collection, the next call
+// creates it again, empty. A call that returns an error changed nothing.
+// The collection is marked as a chat memory's (KindVector); another kind of
+// memory of the same name is refused with backend.ErrCollectionKind.
 type VectorMemory struct {
 	db        backend.Store
 	ownDB     bool
@@ -35,9 +42,7 @@ type VectorMemory struct {
 	k         int
 	threshold *float32
 	r         textvec.Retrieval
-
-	mu sync.RWMutex // guards c across Clear
-	c  backend.Collection
+	c         *textvec.Bound
 }
 
 // VectorOptions configure a VectorMemory; nil means the defaults.
@@ -75,7 +80,7 @@ func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := NewVectorStore(db, opts)
+	v, err := NewVectorStore(context.Background(), db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -94,19 +99,19 @@ func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
 // keeps using it, so databases made before keep their memories. Name
 // tells which one is in use.
 func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
-	return NewVectorStore(backend.Embedded(db), opts)
+	return NewVectorStore(context.Background(), backend.Embedded(db), opts)
 }
 
 // NewVectorStore returns a vector memory in db (the embedded engine, or a
 // server such as package postgres provides), creating its collection if
-// needed. The caller keeps ownership of db.
-func NewVectorStore(db backend.Store, opts *VectorOptions) (*VectorMemory, error) {
+// needed; ctx bounds that. The caller keeps ownership of db.
+func NewVectorStore(ctx context.Context, db backend.Store, opts *VectorOptions) (*VectorMemory, error) {
 	var o VectorOptions
 	if opts != nil {
 		o = *opts
 	}
 	if o.Collection == "" {
-		o.Collection = defaultCollection(db)
+		o.Collection = defaultCollection(ctx, db)
 	}
 	if o.K == 0 {
 		o.K = 3
@@ -126,11 +131,15 @@ func NewVectorStore(db backend.Store, opts *VectorOptions) (*VectorMemory, error
 		return nil, err
 	}
 	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold, r: r}
-	if v.c, err = v.collection(context.Background()); err != nil {
+	if v.c, err = space.Bind(ctx, db, v.name, KindVector); err != nil {
 		return nil, err
 	}
 	return v, nil
 }
+
+// KindVector is the kind of a VectorMemory's collection
+// (engine.CollectionConfig.Kind).
+const KindVector = "chat.vector"
 
 // Default collection names of a VectorMemory.
 const (
@@ -140,12 +149,12 @@ const (
 
 // defaultCollection picks the collection of a VectorMemory opened without
 // a name (see NewVector).
-func defaultCollection(db backend.Store) string {
+func defaultCollection(ctx context.Context, db backend.Store) string {
 	if db == nil {
 		return DefaultCollection
 	}
-	if _, err := db.Collection(context.Background(), DefaultCollection); err != nil {
-		if _, err := db.Collection(context.Background(), LegacyCollection); err == nil {
+	if _, err := db.Collection(ctx, DefaultCollection); err != nil {
+		if _, err := db.Collection(ctx, LegacyCollection); err == nil {
 			return LegacyCollection
 		}
 	}
@@ -155,9 +164,6 @@ func defaultCollection(db backend.Store) string {
 // Name returns the name of the memory's collection.
 func (v *VectorMemory) Name() string { return v.name }
 
-func (v *VectorMemory) collection(ctx context.Context) (backend.Collection, error) {
-	return v.space.Collection(ctx, v.db, v.name)
-}
 
 // Add embeds and stores c. Binary and image contents are refused with
 // ErrNotEmbeddable; metadata the database cannot store with ErrInvalid:
@@ -182,14 +188,7 @@ func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	if c.Metadata != nil {
 		meta["metadata"] = maps.Clone(c.Metadata)
 	}
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	pos, err := v.space.Place(ctx, v.c, 1)
-	if err != nil {
-		return err
-	}
-	meta[textvec.PosField] = pos
-	_, err = v.c.Upsert(ctx, engine.Record{Vector: vec, Content: t, Metadata: meta})
+	_, err = v.space.Insert(ctx, v.c, engine.Record{Vector: vec, Content: t, Metadata: meta})
 	if errors.Is(err, engine.ErrInvalidRecord) {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -221,9 +220,7 @@ func (v *VectorMemory) Query(ctx context.Context, query any) (QueryResult, error
 		// clearly lower hits, the exact threshold is applied below.
 		minSim = new(math.Nextafter32(2**v.threshold-1, float32(math.Inf(-1))))
 	}
-	v.mu.RLock()
-	hits, err := v.space.Search(ctx, v.c, v.r, t, v.k, nil, minSim)
-	v.mu.RUnlock()
+	hits, err := v.space.Query(ctx, v.c, v.r, t, v.k, nil, minSim)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -281,21 +278,32 @@ func (v *VectorMemory) UpdateContext(ctx context.Context, mc ModelContext) (Upda
 	return UpdateContextResult{Memories: res}, nil
 }
 
-// Clear removes every stored content.
+// Clear removes every stored content, in one atomic delete. The
+// collection stays, so other handles on the same memory keep working; a
+// content they add while Clear runs may survive it.
 func (v *VectorMemory) Clear(ctx context.Context) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if err := v.db.DropCollection(ctx, v.name); err != nil {
+	return v.c.Do(ctx, func(c backend.Collection) error {
+		var ids []string
+		after := ""
+		for {
+			page, next, err := c.Scan(ctx, after, 1000)
+			if err != nil {
+				return err
+			}
+			for _, r := range page {
+				ids = append(ids, r.ID)
+			}
+			if next == "" {
+				break
+			}
+			after = next
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		_, err := c.Delete(ctx, ids...)
 		return err
-	}
-	// The drop is done: the collection must come back whatever ctx says,
-	// or the memory would be left without one.
-	c, err := v.collection(context.WithoutCancel(ctx))
-	if err != nil {
-		return err
-	}
-	v.c = c
-	return nil
+	})
 }
 
 // Close closes the database if OpenVector opened it; otherwise it does

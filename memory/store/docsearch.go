@@ -42,7 +42,7 @@ func newDocIndex(e embed.Embedder) (*docIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := space.Collection(context.Background(), backend.Embedded(db), "documents")
+	c, err := space.Collection(context.Background(), backend.Embedded(db), "documents", "store.documents")
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
@@ -26,16 +26,23 @@ import (
 // are dropped, whichever side found them (distance in [0, 2]; a fact
 // exactly at the cutoff is kept). A Semantic is safe for concurrent use by
 // multiple goroutines.
+//
+// Any number of Semantic values, in one process or (on a server) in many,
+// may share a collection: every call reads and writes the store. A call
+// that returns an error changed nothing. The collection is marked as a
+// fact store's (KindSemantic); another kind of memory of the same name is
+// refused with backend.ErrCollectionKind. When another handle drops the
+// collection, the next call creates it again, empty.
 type Semantic struct {
 	db    backend.Store
 	ownDB bool
-	c     backend.Collection
+	c     *textvec.Bound
 	space *textvec.Space
 	maxD  *float32
 	r     textvec.Retrieval
 	// mu serialises Delete's find-then-remove, like the original's
 	// per-instance lock; the collection itself is concurrency-safe.
-	mu sync.Mutex
+	mu ctxsync.Mutex
 }
 
 // SemanticOptions configure a Semantic store; nil means the defaults.
@@ -64,7 +71,7 @@ func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewSemanticStore(db, opts)
+	s, err := NewSemanticStore(context.Background(), db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -77,13 +84,17 @@ func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
 // needed. The caller keeps ownership of db: Close leaves it open, so one
 // database can hold every memory of an agent.
 func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
-	return NewSemanticStore(backend.Embedded(db), opts)
+	return NewSemanticStore(context.Background(), backend.Embedded(db), opts)
 }
+
+// KindSemantic is the kind of a Semantic store's collection
+// (engine.CollectionConfig.Kind).
+const KindSemantic = "store.semantic"
 
 // NewSemanticStore returns a fact store in db (the embedded engine, or a
 // server such as package postgres provides), creating its collection if
-// needed. The caller keeps ownership of db.
-func NewSemanticStore(db backend.Store, opts *SemanticOptions) (*Semantic, error) {
+// needed; ctx bounds that. The caller keeps ownership of db.
+func NewSemanticStore(ctx context.Context, db backend.Store, opts *SemanticOptions) (*Semantic, error) {
 	var o SemanticOptions
 	if opts != nil {
 		o = *opts
@@ -102,7 +113,7 @@ func NewSemanticStore(db backend.Store, opts *SemanticOptions) (*Semantic, error
 	if err != nil {
 		return nil, err
 	}
-	c, err := space.Collection(context.Background(), db, o.Collection)
+	c, err := space.Bind(ctx, db, o.Collection, KindSemantic)
 	if err != nil {
 		return nil, err
 	}
@@ -148,16 +159,7 @@ func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any)
 	if err != nil {
 		return "", err
 	}
-	pos, err := s.space.Place(ctx, s.c, 1)
-	if err != nil {
-		return "", err
-	}
-	m := make(map[string]any, len(meta)+1)
-	for k, x := range meta {
-		m[k] = x
-	}
-	m[textvec.PosField] = pos
-	if _, err := s.c.Upsert(ctx, engine.Record{ID: id.String(), Vector: v, Content: content, Metadata: m}); err != nil {
+	if _, err := s.space.Insert(ctx, s.c, engine.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
 		if errors.Is(err, engine.ErrInvalidRecord) {
 			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
@@ -210,7 +212,7 @@ func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float3
 		// applied on the distance below.
 		minSim = new(math.Nextafter32(1-*maxD, -1))
 	}
-	hits, err := s.space.Search(ctx, s.c, s.r, query, n, nil, minSim)
+	hits, err := s.space.Query(ctx, s.c, s.r, query, n, nil, minSim)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +231,9 @@ func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float3
 
 // Delete removes every fact exactly equal to identifier; none is a no-op.
 func (s *Semantic) Delete(ctx context.Context, identifier string) error {
-	s.mu.Lock()
+	if err := s.mu.Lock(ctx); err != nil {
+		return err
+	}
 	defer s.mu.Unlock()
 	var ids []string
 	err := s.each(ctx, func(r engine.Record) {
@@ -240,8 +244,10 @@ func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	_, err = s.c.Delete(ctx, ids...)
-	return err
+	return s.c.Do(ctx, func(c backend.Collection) error {
+		_, err := c.Delete(ctx, ids...)
+		return err
+	})
 }
 
 // ListAll returns every stored fact, oldest first.
@@ -252,18 +258,20 @@ func (s *Semantic) ListAll(ctx context.Context) ([]string, error) {
 }
 
 func (s *Semantic) each(ctx context.Context, fn func(engine.Record)) error {
-	after := ""
-	for {
-		page, next, err := s.c.Scan(ctx, after, 500)
-		if err != nil {
-			return err
+	return s.c.Do(ctx, func(c backend.Collection) error {
+		after := ""
+		for {
+			page, next, err := c.Scan(ctx, after, 500)
+			if err != nil {
+				return err
+			}
+			for _, r := range page {
+				fn(r)
+			}
+			if next == "" {
+				return nil
+			}
+			after = next
 		}
-		for _, r := range page {
-			fn(r)
-		}
-		if next == "" {
-			return nil
-		}
-		after = next
-	}
+	})
 }

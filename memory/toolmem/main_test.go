@@ -1,6 +1,7 @@
 package toolmem
 
 import (
+	"context"
 	"os"
 	"testing"
 
@@ -11,3 +12,13 @@ import (
 // names (see package memtest): every memory a test opens with Open("")
 // is then in PostgreSQL.
 func TestMain(m *testing.M) { os.Exit(memtest.Main(m)) }
+
+// count is m.Count, failing the test on an error.
+func count(t *testing.T, m *Memory) int {
+	t.Helper()
+	n, err := m.Count(context.Background())
+	if err != nil {
+		t.Fatalf("Count: %v", err)
+	}
+	return n
+}

@@ -36,8 +36,21 @@
 // A search is hybrid by default: the question's words (BM25 over the
 // engine's full-text index) and its embedding are fused (engine.Query),
 // and a match lifts the entries stored just before and after it
-// (Options.Neighbors). The threshold applies to every hit's similarity
-// alike, whichever side found it.
+// (Options.Neighbors). Whatever the mode, a search embeds the question,
+// so every hit has its real similarity and the threshold means the same
+// in hybrid, vector and text mode: in text mode BM25 picks and orders the
+// entries, and the threshold then drops those too far from the question
+// by meaning.
+//
+// # Sharing
+//
+// Any number of Memory values, in one process or (on a server) in many,
+// may use the same collections at once: every call reads and writes the
+// store, with nothing cached but the next storage position. A call that
+// returns an error changed nothing. Collections are marked as a tool
+// memory's (KindTools, KindTexts), and another kind of memory that picks
+// the same name is refused (backend.ErrCollectionKind); when another
+// handle drops them, the next call creates them again, empty.
 //
 // # Text
 //
@@ -168,21 +181,31 @@ type Options struct {
 type Memory struct {
 	db           backend.Store
 	ownDB        bool
-	tools, texts backend.Collection
+	tools, texts *textvec.Bound
 	space        *textvec.Space
 	retrieval    textvec.Retrieval
 }
 
+// Kinds of the collections a Memory keeps (engine.CollectionConfig.Kind):
+// opening another memory's collection fails with
+// backend.ErrCollectionKind.
+const (
+	KindTools = "toolmem.tools"
+	KindTexts = "toolmem.texts"
+)
+
 // New returns a memory in db, creating its collections if needed. The
 // caller keeps ownership of db.
 func New(db *engine.DB, opts *Options) (*Memory, error) {
-	return NewStore(backend.Embedded(db), opts)
+	return NewStore(context.Background(), backend.Embedded(db), opts)
 }
 
 // NewStore returns a memory in s (the embedded engine, or a server such as
-// package postgres provides), creating its collections if needed. The
-// caller keeps ownership of s.
-func NewStore(db backend.Store, opts *Options) (*Memory, error) {
+// package postgres provides), creating its collections if needed; ctx
+// bounds that. The caller keeps ownership of s. A collection of the name
+// that another kind of memory made is refused with
+// backend.ErrCollectionKind.
+func NewStore(ctx context.Context, db backend.Store, opts *Options) (*Memory, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -199,11 +222,10 @@ func NewStore(db backend.Store, opts *Options) (*Memory, error) {
 		return nil, err
 	}
 	m := &Memory{db: db, space: space, retrieval: r}
-	ctx := context.Background()
-	if m.tools, err = space.Collection(ctx, db, o.Name+".tools"); err != nil {
+	if m.tools, err = space.Bind(ctx, db, o.Name+".tools", KindTools); err != nil {
 		return nil, err
 	}
-	if m.texts, err = space.Collection(ctx, db, o.Name+".texts"); err != nil {
+	if m.texts, err = space.Bind(ctx, db, o.Name+".texts", KindTexts); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -216,7 +238,7 @@ func Open(dir string, opts *Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := NewStore(db, opts)
+	m, err := NewStore(context.Background(), db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -263,12 +285,7 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 		"result_summary": e.ResultSummary,
 		"timestamp":      e.Timestamp.Format(time.RFC3339Nano),
 	}
-	pos, err := m.space.Place(ctx, m.tools, 1)
-	if err != nil {
-		return "", err
-	}
-	meta[textvec.PosField] = pos
-	if _, err := m.tools.Upsert(ctx, engine.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}); err != nil {
+	if _, err := m.space.Insert(ctx, m.tools, engine.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}); err != nil {
 		return "", wrap(err)
 	}
 	return e.ID, nil
@@ -309,7 +326,7 @@ func (m *Memory) Retrieve(ctx context.Context, question string, s *Search) ([]En
 func similarity(h engine.Hit) float32 { return max(0, h.Similarity) }
 
 // search runs a thresholded query over c.
-func (m *Memory) search(ctx context.Context, c backend.Collection, query string, s *Search) ([]engine.Hit, error) {
+func (m *Memory) search(ctx context.Context, c *textvec.Bound, query string, s *Search) ([]engine.Hit, error) {
 	var o Search
 	if s != nil {
 		o = *s
@@ -330,7 +347,7 @@ func (m *Memory) search(ctx context.Context, c backend.Collection, query string,
 	if strings.TrimSpace(query) == "" {
 		return nil, nil // nothing to match (see Text in the package doc)
 	}
-	hits, err := m.space.Search(ctx, c, m.retrieval, query, o.TopK, nil, nil)
+	hits, err := m.space.Query(ctx, c, m.retrieval, query, o.TopK, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -355,7 +372,10 @@ func (m *Memory) DefaultThreshold() float32 {
 // Delete removes the tool entry with the given ID; an absent ID is a
 // no-op.
 func (m *Memory) Delete(ctx context.Context, id string) error {
-	_, err := m.tools.Delete(ctx, id)
+	err := m.tools.Do(ctx, func(c backend.Collection) error {
+		_, err := c.Delete(ctx, id)
+		return err
+	})
 	return wrap(err)
 }
 
@@ -365,15 +385,11 @@ func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pos, err := m.space.Place(ctx, m.texts, 1)
-	if err != nil {
-		return "", err
-	}
-	ids, err := m.texts.Upsert(ctx, engine.Record{Vector: v, Content: text, Metadata: map[string]any{textvec.PosField: pos}})
+	id, err := m.space.Insert(ctx, m.texts, engine.Record{Vector: v, Content: text})
 	if err != nil {
 		return "", wrap(err)
 	}
-	return ids[0], nil
+	return id, nil
 }
 
 // SearchText returns up to TopK text memories most similar to query (see
@@ -391,12 +407,13 @@ func (m *Memory) SearchText(ctx context.Context, query string, s *Search) ([]Tex
 }
 
 // Count returns the number of tool entries (text memories are not
-// counted, as in the original). On a server a failed count is 0; use
-// CountContext to see the error.
-func (m *Memory) Count() int {
-	n, _ := m.CountContext(context.Background())
-	return n
+// counted, as in the original).
+func (m *Memory) Count(ctx context.Context) (int, error) {
+	var n int
+	err := m.tools.Do(ctx, func(c backend.Collection) error {
+		var err error
+		n, err = c.Count(ctx)
+		return err
+	})
+	return n, err
 }
-
-// CountContext is Count with a context, reporting a failed count.
-func (m *Memory) CountContext(ctx context.Context) (int, error) { return m.tools.Count(ctx) }

@@ -50,19 +50,19 @@ func TestStoreRetrieve(t *testing.T) {
 	if len(all) != 2 || all[0].ID != id || all[0].Similarity < all[1].Similarity {
 		t.Fatalf("threshold 0 should return both, nearest first: %+v", all)
 	}
-	if m.Count() != 2 {
-		t.Fatalf("Count = %d", m.Count())
+	if count(t, m) != 2 {
+		t.Fatalf("Count = %d", count(t, m))
 	}
 	// Store replaces by ID; Delete is a no-op when absent.
 	m.Store(ctx, Entry{ID: id, Question: "Paris forecast for tomorrow", ToolName: "get_forecast"})
-	if m.Count() != 2 {
-		t.Fatalf("replace changed Count to %d", m.Count())
+	if count(t, m) != 2 {
+		t.Fatalf("replace changed Count to %d", count(t, m))
 	}
 	if err := m.Delete(ctx, "no-such-id"); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Delete(ctx, id); err != nil || m.Count() != 1 {
-		t.Fatalf("Delete: %v, Count %d", err, m.Count())
+	if err := m.Delete(ctx, id); err != nil || count(t, m) != 1 {
+		t.Fatalf("Delete: %v, Count %d", err, count(t, m))
 	}
 }
 
@@ -82,7 +82,7 @@ func TestThresholdBoundaryAndText(t *testing.T) {
 	if got, _ := m.SearchText(ctx, "The deploy key lives in the team vault", &Search{Threshold: new(float32(exact))}); len(got) != 1 {
 		t.Fatal("a hit at the threshold was dropped")
 	}
-	if m.Count() != 0 {
+	if count(t, m) != 0 {
 		t.Fatal("texts counted as tool entries")
 	}
 }
@@ -109,8 +109,8 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
 		}
 	}
-	if m.Count() != 0 {
-		t.Fatalf("rejected input stored %d entries", m.Count())
+	if count(t, m) != 0 {
+		t.Fatalf("rejected input stored %d entries", count(t, m))
 	}
 }
 
@@ -174,13 +174,13 @@ func TestConcurrent(t *testing.T) {
 				if i%7 == 0 {
 					m.Delete(ctx, fmt.Sprintf("%d-%d", w, i))
 				}
-				m.Count()
+				count(t, m)
 			}
 		}(w)
 	}
 	wg.Wait()
-	if want := 4 * (30 - 5); m.Count() != want {
-		t.Fatalf("Count = %d, want %d", m.Count(), want)
+	if want := 4 * (30 - 5); count(t, m) != want {
+		t.Fatalf("Count = %d, want %d", count(t, m), want)
 	}
 }
 
@@ -226,8 +226,8 @@ func TestNonFiniteNumbers(t *testing.T) {
 			}
 		})
 	}
-	if m.Count() != 1 {
-		t.Fatalf("Count = %d after rejected stores, want 1", m.Count())
+	if count(t, m) != 1 {
+		t.Fatalf("Count = %d after rejected stores, want 1", count(t, m))
 	}
 }
 
@@ -278,8 +278,8 @@ func TestDeeplyNestedArgs(t *testing.T) {
 			}
 		})
 	}
-	if m.Count() != 1 {
-		t.Fatalf("Count = %d after rejected stores, want 1", m.Count())
+	if count(t, m) != 1 {
+		t.Fatalf("Count = %d after rejected stores, want 1", count(t, m))
 	}
 	// Arguments well within the limit are stored and come back whole.
 	ok := nested(20)
@@ -295,8 +295,8 @@ func TestDeeplyNestedArgs(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer m.Close()
-	if m.Count() != 2 {
-		t.Fatalf("Count = %d after reopen, want 2", m.Count())
+	if count(t, m) != 2 {
+		t.Fatalf("Count = %d after reopen, want 2", count(t, m))
 	}
 	got, err := m.Retrieve(ctx, "what is the weather in Paris", nil)
 	if err != nil || len(got) != 1 || got[0].ID != id {

@@ -8,9 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
-	"weak"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/backend"
@@ -30,12 +28,22 @@ import (
 // system messages (the system prompt), before the rest of the kept
 // rounds. New with Recall keeps the rounds in an in-memory database.
 //
-// A session is open in one window at a time: each window numbers its
-// messages from its own counter, so two windows on one session would
-// overwrite each other's messages. NewStored registers the session (keyed
-// by the database and the name) until the window's Close, and fails with
-// ErrSessionOpen meanwhile. The registry is per process; another process
-// cannot open the database at all while this one has it open.
+// A session is open in one window at a time, in every process: each
+// window numbers its messages from its own counter, so two windows on one
+// session would overwrite each other's messages. NewStoredIn takes the
+// session's lock (backend.TryLock: on the embedded engine a lock in this
+// process, which is the only one that can open the database; on
+// PostgreSQL a server-side advisory lock, which every process sees) until
+// the window's Close, and fails with ErrSessionOpen meanwhile.
+//
+// The messages are the truth; the recall index is derived from them. A
+// call that returns an error stored nothing. When the messages were
+// stored but updating the recall index failed (the embedder or the server
+// failed, or the index collection was dropped), the call still returns
+// nil and the rounds concerned wait to be re-indexed by the next Record,
+// SetMessages or Context; opening a session compares every round's entry
+// with its messages and re-indexes those that differ, so a crash between
+// the two writes never leaves a stale entry behind.
 
 // RecallHeader starts the system message that carries recalled rounds.
 const RecallHeader = "Recalled from earlier in this conversation:"
@@ -44,61 +52,17 @@ const RecallHeader = "Recalled from earlier in this conversation:"
 type store struct {
 	db       backend.Store
 	ownDB    bool
-	session  *sessionKey        // nil unless stored (NewStored)
+	session  backend.Lock       // nil unless stored (NewStoredIn)
 	messages backend.Collection // nil for a New window with recall only
-	rounds   backend.Collection // nil without recall
+	rounds   *textvec.Bound     // nil without recall
 	space    *textvec.Space     // nil without recall
 }
 
-// sessionKey names a persistent session: a database and a name. An
-// engine database is held weakly, so a session left open (its window
-// never closed) does not keep a database the program has dropped in
-// memory; another store (a server's) is held until the window closes.
-type sessionKey struct {
-	db    weak.Pointer[engine.DB]
-	store backend.Store // when the store is not an engine database
-	name  string
-}
-
-// keyOf returns the session key of name in db.
-func keyOf(db backend.Store, name string) sessionKey {
-	if e, ok := backend.EngineDB(db); ok {
-		return sessionKey{db: weak.Make(e), name: name}
-	}
-	return sessionKey{store: db, name: name}
-}
-
-// sessions holds the sessions open in this process.
-var sessions struct {
-	sync.Mutex
-	open map[sessionKey]bool
-}
-
-// acquire registers s as open, or fails with ErrSessionOpen.
-func acquire(s sessionKey) error {
-	sessions.Lock()
-	defer sessions.Unlock()
-	if sessions.open[s] {
-		return fmt.Errorf("%w: %q on this database (close its window first)", ErrSessionOpen, s.name)
-	}
-	if sessions.open == nil {
-		sessions.open = map[sessionKey]bool{}
-	}
-	for k := range sessions.open {
-		if k.store == nil && k.db.Value() == nil { // the database was garbage collected
-			delete(sessions.open, k)
-		}
-	}
-	sessions.open[s] = true
-	return nil
-}
-
-// release unregisters s.
-func release(s sessionKey) {
-	sessions.Lock()
-	defer sessions.Unlock()
-	delete(sessions.open, s)
-}
+// Kinds of a window's collections (engine.CollectionConfig.Kind).
+const (
+	KindMessages = "window.messages"
+	KindRounds   = "window.rounds"
+)
 
 // maxSession bounds a session name, which names the session's collections
 // (the engine allows 256 bytes in a collection name; ".messages" is added).
@@ -111,14 +75,15 @@ const maxSession = 200
 // one window has it, NewStored of the same session on the same db fails
 // with ErrSessionOpen.
 func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Window, error) {
-	return NewStoredIn(backend.Embedded(db), session, budget, opts)
+	return NewStoredIn(context.Background(), backend.Embedded(db), session, budget, opts)
 }
 
 // NewStoredIn is NewStored in db, the embedded engine or a server such as
-// package postgres provides. The session registry is per process: on a
-// server, two processes can open one session at once, and each should
-// have its own.
-func NewStoredIn(db backend.Store, session string, budget int, opts *Options) (*Window, error) {
+// package postgres provides; ctx bounds the loading. On a server the
+// session is locked for every process: while a window anywhere has it
+// open, NewStoredIn fails with ErrSessionOpen, naming the server process
+// that holds it.
+func NewStoredIn(ctx context.Context, db backend.Store, session string, budget int, opts *Options) (*Window, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
@@ -136,15 +101,18 @@ func NewStoredIn(db backend.Store, session string, budget int, opts *Options) (*
 		w.st.db.Close()
 		w.st.db, w.st.ownDB = db, false
 	}
-	s := keyOf(db, session)
-	if err := acquire(s); err != nil {
+	lock, err := backend.TryLock(ctx, db, "window.session/"+session)
+	if errors.Is(err, backend.ErrLocked) {
+		return nil, fmt.Errorf("%w: %w", ErrSessionOpen, err)
+	}
+	if err != nil {
 		return nil, err
 	}
-	if err := w.open(session); err != nil {
-		release(s)
+	if err := w.open(ctx, session); err != nil {
+		lock.Unlock()
 		return nil, err
 	}
-	w.st.session = &s
+	w.st.session = lock
 	return w, nil
 }
 
@@ -156,7 +124,7 @@ func OpenStored(dir, session string, budget int, opts *Options) (*Window, error)
 	if err != nil {
 		return nil, err
 	}
-	w, err := NewStoredIn(db, session, budget, opts)
+	w, err := NewStoredIn(context.Background(), db, session, budget, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -165,39 +133,35 @@ func OpenStored(dir, session string, budget int, opts *Options) (*Window, error)
 	return w, nil
 }
 
-// open creates or loads the session's collections. The caller is
-// NewStored.
-func (w *Window) open(name string) error {
+// open creates or loads the session's collections, and repairs the
+// recall index. The caller is NewStoredIn.
+func (w *Window) open(ctx context.Context, name string) error {
 	var err error
-	db := w.st.db
-	if w.st.messages, err = db.CreateCollection(context.Background(), name+".messages", engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat}); err != nil {
+	cfg := engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat}
+	if w.st.messages, err = textvec.Open(ctx, w.st.db, name+".messages", KindMessages, cfg); err != nil {
 		return err
 	}
 	if w.recall {
-		if w.st.rounds, err = w.st.roundCollection(name); err != nil {
+		if w.st.rounds, err = w.st.roundCollection(ctx, name); err != nil {
 			return err
 		}
+		w.st.rounds.OnReopen = func() { w.staleAll = true }
 	}
-	if err := w.load(); err != nil {
+	if err := w.load(ctx); err != nil {
 		return err
 	}
-	// A session stored before tool results had to follow their calls may
-	// hold rounds that rounds now joins (see toolcalls.go); its recall
-	// index numbered them apart and is rebuilt.
-	split := 0
-	for i, e := range w.msgs {
-		if i == 0 || e.m.Role == User {
-			split++
-		}
-	}
-	if w.recall && split != len(w.rounds()) {
-		return w.reindex(context.Background(), split)
-	}
+	// Compare every round's entry with its messages: a crash between
+	// storing a message and re-indexing its round, a failed index write
+	// before it, or a session stored before tool results had to follow
+	// their calls (see toolcalls.go) leaves entries to re-index. A failure
+	// here leaves them for the next call.
+	w.staleAll = true
+	w.repair(ctx)
 	return nil
 }
 
-func (s *store) roundCollection(name string) (backend.Collection, error) {
-	return s.space.Collection(context.Background(), s.db, name+".rounds")
+func (s *store) roundCollection(ctx context.Context, name string) (*textvec.Bound, error) {
+	return s.space.Bind(ctx, s.db, name+".rounds", KindRounds)
 }
 
 // errNothing marks a text with nothing to embed: such a round is not
@@ -211,7 +175,7 @@ func newRecallStore(space *textvec.Space) (*store, error) {
 		return nil, err
 	}
 	s := &store{db: db, ownDB: true, space: space}
-	if s.rounds, err = s.roundCollection("window"); err != nil {
+	if s.rounds, err = s.roundCollection(context.Background(), "window"); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -224,7 +188,7 @@ func newRecallStore(space *textvec.Space) (*store, error) {
 // database open: it belongs to the caller). After Close, Record, RecordProtected and Context fail with
 // ErrClosed; a second Close does nothing.
 func (w *Window) Close() error {
-	w.mu.Lock()
+	w.mu.Lock(context.Background())
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil
@@ -234,7 +198,7 @@ func (w *Window) Close() error {
 		return nil
 	}
 	if w.st.session != nil {
-		release(*w.st.session)
+		w.st.session.Unlock()
 	}
 	if w.st.ownDB {
 		return w.st.db.Close()
@@ -300,11 +264,11 @@ func messageRecord(seq int, e entry) engine.Record {
 	return engine.Record{ID: messageID(seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta}
 }
 
-// load reads the recorded messages back. The caller is NewStored.
-func (w *Window) load() error {
+// load reads the recorded messages back. The caller is NewStoredIn.
+func (w *Window) load(ctx context.Context) error {
 	after := ""
 	for {
-		page, next, err := w.st.messages.Scan(context.Background(), after, 1000)
+		page, next, err := w.st.messages.Scan(ctx, after, 1000)
 		if err != nil {
 			return err
 		}
@@ -332,53 +296,94 @@ func (w *Window) load() error {
 	}
 }
 
-// indexRound (re-)embeds round i after a message joined it. The caller
-// holds w.mu.
-func (w *Window) indexRound(ctx context.Context, rs []round, i int) error {
-	if !w.recall {
-		return nil
-	}
-	v, err := w.st.space.Vector(ctx, "round", w.roundText(rs[i]))
-	if errors.Is(err, errNothing) {
-		return nil // nothing searchable in this round (yet)
-	}
-	if err != nil {
-		return err
-	}
-	_, err = w.st.rounds.Upsert(ctx, roundRecord(i, v, w.roundText(rs[i])))
-	return err
-}
-
-// reindex re-embeds every round after the messages were replaced, in one
-// batch, and deletes the stale ones (the window had old rounds before).
-// The caller holds w.mu.
-func (w *Window) reindex(ctx context.Context, old int) error {
-	if !w.recall {
+// repair brings the recall entries of the rounds in w.stale (every round
+// when w.staleAll) up to date with their messages, and deletes entries of
+// rounds that no longer exist. What fails stays stale for the next call;
+// the error is returned for callers that want it. The caller holds w.mu.
+func (w *Window) repair(ctx context.Context) error {
+	if !w.recall || (!w.staleAll && len(w.stale) == 0) {
 		return nil
 	}
 	rs := w.rounds()
-	var recs []engine.Record
-	var stale []string
+	err := w.st.rounds.Do(ctx, func(c backend.Collection) error {
+		if w.staleAll { // set by OnReopen too, before Do's second try
+			return w.sync(ctx, c, rs)
+		}
+		return w.reindex(ctx, c, rs)
+	})
+	if err != nil {
+		return err
+	}
+	w.staleAll, w.stale = false, nil
+	return nil
+}
+
+// sync compares every entry of c with the rounds rs and rewrites those
+// that differ, in one batch. The caller holds w.mu.
+func (w *Window) sync(ctx context.Context, c backend.Collection, rs []round) error {
+	have := map[string]string{}
+	after := ""
+	for {
+		page, next, err := c.Scan(ctx, after, 1000)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			have[r.ID] = r.Content
+		}
+		if next == "" {
+			break
+		}
+		after = next
+	}
+	want := map[int]bool{}
 	for i, r := range rs {
-		v, err := w.st.space.Vector(ctx, "round", w.roundText(r))
+		if text, ok := have[strconv.Itoa(i)]; !ok || text != w.roundText(r) {
+			want[i] = true
+		}
+	}
+	var drop []string // entries of no round (a shorter history, rounds merged)
+	for id := range have {
+		if i, err := strconv.Atoi(id); err != nil || i < 0 || i >= len(rs) || strconv.Itoa(i) != id {
+			drop = append(drop, id)
+		}
+	}
+	if len(want) == 0 && len(drop) == 0 {
+		return nil
+	}
+	w.stale = want
+	return w.reindex(ctx, c, rs, drop...)
+}
+
+// reindex re-embeds the rounds in w.stale and writes them in one batch;
+// rounds with nothing to embed lose their entry, and so do the entries
+// named in drop. The caller holds w.mu.
+func (w *Window) reindex(ctx context.Context, c backend.Collection, rs []round, drop ...string) error {
+	var recs []engine.Record
+	for i := range w.stale {
+		if i < 0 || i >= len(rs) {
+			continue
+		}
+		text := w.roundText(rs[i])
+		v, err := w.st.space.Vector(ctx, "round", text)
 		if errors.Is(err, errNothing) {
-			stale = append(stale, strconv.Itoa(i))
+			drop = append(drop, strconv.Itoa(i))
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		recs = append(recs, roundRecord(i, v, w.roundText(r)))
+		recs = append(recs, roundRecord(i, v, text))
 	}
-	for i := len(rs); i < old; i++ {
-		stale = append(stale, strconv.Itoa(i))
+	if len(recs) > 0 {
+		if _, err := c.Upsert(ctx, recs...); err != nil {
+			return err
+		}
 	}
-	if _, err := w.st.rounds.Upsert(ctx, recs...); err != nil {
-		return err
-	}
-	if len(stale) > 0 {
-		_, err := w.st.rounds.Delete(ctx, stale...)
-		return err
+	if len(drop) > 0 {
+		if _, err := c.Delete(ctx, drop...); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -425,7 +430,7 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	}
 	// Hybrid: the query's words and embedding fused, a matching round
 	// lifting the rounds beside it (see Options.Recall).
-	hits, err := w.st.space.Search(ctx, w.st.rounds, textvec.Retrieval{}, query, len(evicted), f, nil)
+	hits, err := w.st.space.Query(ctx, w.st.rounds, textvec.Retrieval{}, query, len(evicted), f, nil)
 	if errors.Is(err, errNothing) {
 		return Message{}, false, nil
 	}

@@ -101,7 +101,7 @@ func TestRecall(t *testing.T) {
 }
 
 func (w *Window) msgsCopy() []Message {
-	w.mu.Lock()
+	w.mu.Lock(context.Background())
 	defer w.mu.Unlock()
 	var out []Message
 	for _, e := range w.msgs {

@@ -49,15 +49,14 @@ package window
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
@@ -138,7 +137,7 @@ func pieceTokens(s string) int {
 // Window is an in-memory windowed conversation memory. It is safe for
 // concurrent use by multiple goroutines.
 type Window struct {
-	mu      sync.Mutex
+	mu      ctxsync.Mutex // a caller waiting for it gives up when its ctx is done
 	budget  int
 	counter Counter
 	msgs    []entry
@@ -150,6 +149,10 @@ type Window struct {
 	share     float64
 	st        *store // engine backing; nil for a plain in-memory window
 	closed    bool   // set by Close
+	// Recall entries that may not match their rounds' messages, to
+	// re-index (see repair in persist.go).
+	stale    map[int]bool
+	staleAll bool
 }
 
 type entry struct {
@@ -209,7 +212,7 @@ func (w *Window) SetBudget(budget int) error {
 	if budget <= 0 {
 		return fmt.Errorf("%w: budget %d, want > 0", ErrInvalid, budget)
 	}
-	w.mu.Lock()
+	w.mu.Lock(context.Background())
 	w.budget = budget
 	w.mu.Unlock()
 	return nil
@@ -223,8 +226,14 @@ func (w *Window) RecordProtected(ctx context.Context, m Message) error {
 	return w.record(ctx, m, true)
 }
 
+// record records m. It returns an error only when m was not stored, and
+// then nothing changed; with recall, a failure to re-index m's round
+// after m was stored leaves the round for a later call to repair (see
+// persist.go).
 func (w *Window) record(ctx context.Context, m Message, protected bool) error {
-	w.mu.Lock()
+	if err := w.mu.Lock(ctx); err != nil {
+		return err
+	}
 	defer w.mu.Unlock()
 	if w.closed {
 		return ErrClosed
@@ -239,11 +248,15 @@ func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	}
 	w.calls.add(m)
 	w.msgs = append(w.msgs, e)
-	if !w.recall {
-		return nil
+	if w.recall {
+		rs := w.rounds()
+		if w.stale == nil {
+			w.stale = map[int]bool{}
+		}
+		w.stale[len(rs)-1] = true
+		w.repair(ctx) // what fails stays stale: the message is stored
 	}
-	rs := w.rounds()
-	return w.indexRound(ctx, rs, len(rs)-1)
+	return nil
 }
 
 // check validates m against calls, the tool calls recorded before it
@@ -288,7 +301,9 @@ func validUTF8(ss ...string) bool {
 
 // Context returns the window (see the package doc).
 func (w *Window) Context(ctx context.Context) ([]Message, error) {
-	w.mu.Lock()
+	if err := w.mu.Lock(ctx); err != nil {
+		return nil, err
+	}
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil, ErrClosed
@@ -297,6 +312,7 @@ func (w *Window) Context(ctx context.Context) ([]Message, error) {
 		out, _ := w.window(w.budget)
 		return out, nil
 	}
+	w.repair(ctx) // rounds a failed write left stale; what fails stays so
 	recallBudget := int(float64(w.budget) * w.share)
 	out, evicted := w.window(w.budget - recallBudget)
 	block, ok, err := w.recalled(ctx, w.rounds(), evicted, recallBudget)
@@ -315,7 +331,9 @@ func (w *Window) Context(ctx context.Context) ([]Message, error) {
 // History returns every recorded message, chronologically, trimmed or
 // not; the caller owns the returned slice. O(messages).
 func (w *Window) History(ctx context.Context) ([]Message, error) {
-	w.mu.Lock()
+	if err := w.mu.Lock(ctx); err != nil {
+		return nil, err
+	}
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil, ErrClosed
@@ -329,7 +347,7 @@ func (w *Window) History(ctx context.Context) ([]Message, error) {
 
 // Len returns the number of recorded messages.
 func (w *Window) Len() int {
-	w.mu.Lock()
+	w.mu.Lock(context.Background())
 	defer w.mu.Unlock()
 	return len(w.msgs)
 }
@@ -347,7 +365,9 @@ func (w *Window) Clear(ctx context.Context) error { return w.SetMessages(ctx, ni
 // msgs, and a reopened session would show the surplus old messages after
 // them until the next successful SetMessages or Clear. msgs is copied.
 func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
-	w.mu.Lock()
+	if err := w.mu.Lock(ctx); err != nil {
+		return err
+	}
 	defer w.mu.Unlock()
 	if w.closed {
 		return ErrClosed
@@ -361,13 +381,16 @@ func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
 		calls.add(m)
 		entries[i] = entry{m.clone(), m.Protected, w.counter(m)}
 	}
-	oldRounds := len(w.rounds())
 	written, err := w.persistAll(ctx, entries)
 	if !written {
 		return err
 	}
 	w.msgs, w.calls, w.separated = entries, calls, false
-	return errors.Join(err, w.reindex(ctx, oldRounds))
+	if w.recall {
+		w.staleAll = true
+		w.repair(ctx) // what fails stays stale: the messages are stored
+	}
+	return err
 }
 
 // round is a run of entries [start, end).

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
 )
 
 // Space is an embedder as an adapter uses it: one text at a time, bad text
@@ -29,10 +31,12 @@ import (
 type Space struct {
 	emb     embed.Embedder
 	dflt    bool // emb is the default: it may follow an older offline embedder's collection
-	mu      sync.Mutex
-	next    map[backend.Collection]int64 // next position per collection (Place)
-	empty   error                        // wrapped for empty text and text with nothing to embed
-	invalid error                        // wrapped for invalid UTF-8
+	mu      sync.Mutex // guards emb and dflt
+	empty   error      // wrapped for empty text and text with nothing to embed
+	invalid error      // wrapped for invalid UTF-8
+
+	placing ctxsync.Mutex    // guards next
+	next    map[string]int64 // next position per collection name (Place)
 }
 
 // New returns a Space embedding with e, or with the offline default
@@ -72,16 +76,23 @@ func (s *Space) Vector(ctx context.Context, what, text string) ([]float32, error
 		return nil, err
 	}
 	if embed.IsZero(vs[0]) {
+		if _, offline := embed.Offline(s.Embedder().Identity()); !offline {
+			// A model maps any text to some direction: a zero vector is
+			// the server's fault, not the text's.
+			return nil, fmt.Errorf("%w: %s returned a zero vector for the %s", embed.ErrResponse, s.Embedder().Identity(), what)
+		}
 		return nil, fmt.Errorf("%w: %s has nothing to embed (no letters or digits)", s.empty, what)
 	}
 	return vs[0], nil
 }
 
-// Collection opens the cosine collection name in db (any backend) for this Space's
-// vectors, creating it if needed. A collection made by another embedder
-// is an error wrapping embed.ErrMismatch; one that differs otherwise
-// (another metric, say) wraps engine.ErrCollectionExists.
-func (s *Space) Collection(ctx context.Context, db backend.Store, name string) (backend.Collection, error) {
+// Collection opens the cosine collection name of the given kind (see
+// engine.CollectionConfig.Kind) in db (any backend) for this Space's
+// vectors, creating it if needed. Another kind's collection is an error
+// wrapping backend.ErrCollectionKind; one made by another embedder wraps
+// embed.ErrMismatch; one that differs otherwise (another metric, say)
+// wraps engine.ErrCollectionExists.
+func (s *Space) Collection(ctx context.Context, db backend.Store, name, kind string) (backend.Collection, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", s.invalid)
 	}
@@ -89,7 +100,7 @@ func (s *Space) Collection(ctx context.Context, db backend.Store, name string) (
 	if err != nil {
 		old = nil // none yet (or unreadable: CreateCollection says which)
 	}
-	if old != nil && s.dflt {
+	if old != nil && s.dflt && (old.Config().Kind == kind || old.Config().Kind == "") {
 		// A memory stored with an older version of the offline default
 		// keeps being searched with that version.
 		if h, ok := embed.Offline(old.Config().Embedder); ok && h.Identity() != s.emb.Identity() {
@@ -104,13 +115,43 @@ func (s *Space) Collection(ctx context.Context, db backend.Store, name string) (
 	if old != nil {
 		cfg.Text = old.Config().Text // an existing collection keeps its full-text settings
 	}
-	c, err := db.CreateCollection(ctx, name, cfg)
+	c, err := Open(ctx, db, name, kind, cfg)
 	if errors.Is(err, engine.ErrCollectionExists) {
 		if old == nil { // created by someone else since the lookup
 			old, _ = db.Collection(ctx, name)
 		}
 		if old != nil && old.Config().Embedder != id {
 			return nil, fmt.Errorf("%w: %q was built with %q, opened with %q", embed.ErrMismatch, name, old.Config().Embedder, id)
+		}
+	}
+	return c, err
+}
+
+// Open opens the collection name of the given kind in db, creating it
+// with cfg (and the kind) if needed. A collection of another kind is an
+// error wrapping backend.ErrCollectionKind and is left as it is. One made
+// before collections carried a kind (an empty Kind) is opened as this
+// kind's, as it was before.
+func Open(ctx context.Context, db backend.Store, name, kind string, cfg engine.CollectionConfig) (backend.Collection, error) {
+	old, err := db.Collection(ctx, name)
+	if err != nil {
+		old = nil // none yet (or unreadable: CreateCollection says which)
+	}
+	cfg.Kind = kind
+	if old != nil {
+		switch have := old.Config().Kind; have {
+		case kind:
+		case "":
+			cfg.Kind = "" // made before kinds: keep it as it is
+		default:
+			return nil, fmt.Errorf("%w: %q is a %s collection, opened as %s", backend.ErrCollectionKind, name, have, kind)
+		}
+	}
+	c, err := db.CreateCollection(ctx, name, cfg)
+	if errors.Is(err, engine.ErrCollectionExists) && old == nil {
+		// Created by someone else since the lookup: say whose.
+		if now, lerr := db.Collection(ctx, name); lerr == nil && now.Config().Kind != "" && now.Config().Kind != kind {
+			return nil, fmt.Errorf("%w: %q is a %s collection, opened as %s", backend.ErrCollectionKind, name, now.Config().Kind, kind)
 		}
 	}
 	return c, err
@@ -198,15 +239,14 @@ func (s *Space) Search(ctx context.Context, c backend.Collection, r Retrieval, t
 	case q.Mode == engine.ModeAuto:
 		q.Mode = engine.ModeHybrid
 	}
-	if q.Mode != engine.ModeText || minSim != nil {
-		v, err := s.Vector(ctx, "query", text)
-		if err != nil {
-			return nil, err
-		}
-		q.Vector = v
-	} else if strings.TrimSpace(text) == "" {
-		return nil, fmt.Errorf("%w: query is empty", s.empty)
+	// Every mode carries the query's vector, text mode too: it ranks by
+	// BM25 alone, but each hit then has its real distance, so the
+	// adapters' scores and thresholds mean the same in every mode.
+	v, err := s.Vector(ctx, "query", text)
+	if err != nil {
+		return nil, err
 	}
+	q.Vector = v
 	w := float32(DefaultNeighborWeight)
 	if r.Neighbors != nil {
 		w = *r.Neighbors
@@ -224,14 +264,15 @@ func (s *Space) Search(ctx context.Context, c backend.Collection, r Retrieval, t
 // Place returns the positions of n memories about to be stored in c, in
 // order: one more than the largest stored (found by a scan the first time
 // a collection is asked about). Positions only order memories; a gap or a
-// repeat after a failed write costs nothing but a neighbour.
+// repeat after a failed write, or from another handle writing to the same
+// collection, costs nothing but a neighbour. A caller waiting for another
+// one's first scan gives up when ctx is done.
 func (s *Space) Place(ctx context.Context, c backend.Collection, n int) (int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.next == nil {
-		s.next = map[backend.Collection]int64{}
+	if err := s.placing.Lock(ctx); err != nil {
+		return 0, err
 	}
-	next, ok := s.next[c]
+	defer s.placing.Unlock()
+	next, ok := s.next[c.Name()]
 	if !ok {
 		after := ""
 		for {
@@ -250,6 +291,109 @@ func (s *Space) Place(ctx context.Context, c backend.Collection, n int) (int64, 
 			after = more
 		}
 	}
-	s.next[c] = next + int64(n)
+	if s.next == nil {
+		s.next = map[string]int64{}
+	}
+	s.next[c.Name()] = next + int64(n)
 	return next, nil
+}
+
+// Bound is a collection an adapter holds by name: when the collection is
+// dropped (by another handle on the same memory, or by an operator), the
+// next call opens it again, empty, instead of failing for good. A Bound is
+// safe for concurrent use by multiple goroutines.
+type Bound struct {
+	open func(context.Context) (backend.Collection, error)
+	// OnReopen, when set, is called after the collection was opened
+	// again, by the call that did it: an adapter that derives the
+	// collection's content from other data marks it for rebuilding.
+	OnReopen func()
+
+	mu sync.Mutex // guards c
+	c  backend.Collection
+}
+
+// Bind opens a collection with open and keeps it bound.
+func Bind(ctx context.Context, open func(context.Context) (backend.Collection, error)) (*Bound, error) {
+	c, err := open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Bound{open: open, c: c}, nil
+}
+
+// Get returns the collection as last opened.
+func (b *Bound) Get() backend.Collection {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.c
+}
+
+// Do runs fn on the collection. When fn fails with
+// engine.ErrCollectionNotFound (the collection was dropped since it was
+// opened), Do opens it again and runs fn once more on the new one; fn
+// must therefore change nothing when it fails.
+func (b *Bound) Do(ctx context.Context, fn func(backend.Collection) error) error {
+	c := b.Get()
+	err := fn(c)
+	if !errors.Is(err, engine.ErrCollectionNotFound) {
+		return err
+	}
+	b.mu.Lock()
+	if b.c == c { // not reopened by another call meanwhile
+		nc, oerr := b.open(ctx)
+		if oerr != nil {
+			b.mu.Unlock()
+			return errors.Join(err, oerr)
+		}
+		b.c = nc
+		if b.OnReopen != nil {
+			b.OnReopen()
+		}
+	}
+	c = b.c
+	b.mu.Unlock()
+	return fn(c)
+}
+
+// Bind opens the collection name of the given kind for this Space's
+// vectors (see Collection) and keeps it bound.
+func (s *Space) Bind(ctx context.Context, db backend.Store, name, kind string) (*Bound, error) {
+	return Bind(ctx, func(ctx context.Context) (backend.Collection, error) {
+		return s.Collection(ctx, db, name, kind)
+	})
+}
+
+// Query is Space.Search on a bound collection.
+func (s *Space) Query(ctx context.Context, b *Bound, r Retrieval, text string, k int, filter *engine.Filter, minSim *float32) ([]engine.Hit, error) {
+	var hits []engine.Hit
+	err := b.Do(ctx, func(c backend.Collection) error {
+		var err error
+		hits, err = s.Search(ctx, c, r, text, k, filter, minSim)
+		return err
+	})
+	return hits, err
+}
+
+// Insert stores rec in a bound collection at the next position (see
+// Place), in rec's metadata under PosField, and returns its ID.
+func (s *Space) Insert(ctx context.Context, b *Bound, rec engine.Record) (string, error) {
+	var id string
+	err := b.Do(ctx, func(c backend.Collection) error {
+		pos, err := s.Place(ctx, c, 1)
+		if err != nil {
+			return err
+		}
+		meta := make(map[string]any, len(rec.Metadata)+1)
+		maps.Copy(meta, rec.Metadata)
+		meta[PosField] = pos
+		r := rec
+		r.Metadata = meta
+		ids, err := c.Upsert(ctx, r)
+		if err == nil {
+			id = ids[0]
+		}
+		return err
+	})
+	return id, err
 }

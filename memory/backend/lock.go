@@ -1,0 +1,95 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"weak"
+
+	"github.com/mnemodb/mnemo/engine"
+)
+
+// Locker is implemented by a Store that can hold a named lock for every
+// handle and process that opens the same data: the embedded engine (one
+// process at a time holds a database, so a lock in that process covers
+// it) and package postgres (a server-side advisory lock). The memory
+// adapters take one for what must have a single writer, such as a stored
+// conversation window's session.
+type Locker interface {
+	// TryLock takes the lock called name without waiting, or fails with
+	// an error wrapping ErrLocked while another handle holds it. The lock
+	// is held until Unlock, or until the Store is closed.
+	TryLock(ctx context.Context, name string) (Lock, error)
+}
+
+// Lock is a lock a Locker granted.
+type Lock interface {
+	// Unlock releases the lock; a second call does nothing.
+	Unlock() error
+}
+
+// TryLock takes the lock called name in s when s is a Locker; a Store that
+// is not one holds no locks, and gets a Lock that does nothing.
+func TryLock(ctx context.Context, s Store, name string) (Lock, error) {
+	if l, ok := s.(Locker); ok {
+		return l.TryLock(ctx, name)
+	}
+	return noLock{}, nil
+}
+
+type noLock struct{}
+
+func (noLock) Unlock() error { return nil }
+
+// engineLocks are the locks held on engine databases in this process. An
+// engine database is held weakly, so a lock never released (its holder
+// never closed) does not keep a database the program has dropped in
+// memory.
+var engineLocks struct {
+	sync.Mutex
+	held map[engineLock]bool
+}
+
+type engineLock struct {
+	db   weak.Pointer[engine.DB]
+	name string
+}
+
+// TryLock takes name on the engine database. Another process cannot open
+// the database while this one has it (engine.Open's file lock), so a
+// registry in this process is enough.
+func (e embedded) TryLock(ctx context.Context, name string) (Lock, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	k := engineLock{db: weak.Make(e.db), name: name}
+	engineLocks.Lock()
+	defer engineLocks.Unlock()
+	if engineLocks.held[k] {
+		return nil, fmt.Errorf("%w: %q is held by another handle in this process", ErrLocked, name)
+	}
+	if engineLocks.held == nil {
+		engineLocks.held = map[engineLock]bool{}
+	}
+	for h := range engineLocks.held {
+		if h.db.Value() == nil { // the database was garbage collected
+			delete(engineLocks.held, h)
+		}
+	}
+	engineLocks.held[k] = true
+	return &engineLockHandle{k: k}, nil
+}
+
+type engineLockHandle struct {
+	once sync.Once
+	k    engineLock
+}
+
+func (l *engineLockHandle) Unlock() error {
+	l.once.Do(func() {
+		engineLocks.Lock()
+		delete(engineLocks.held, l.k)
+		engineLocks.Unlock()
+	})
+	return nil
+}
