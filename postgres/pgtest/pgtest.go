@@ -48,26 +48,52 @@ func NewSchemas(dsn string) *Schemas { return &Schemas{dsn: dsn} }
 
 // Open makes a new schema and opens a Store whose tables live in it.
 func (s *Schemas) Open(ctx context.Context) (*postgres.Store, error) {
-	name := fmt.Sprintf("mnemo_test_%d_%d", os.Getpid(), seq.Add(1))
-	conn, err := pgx.Connect(ctx, s.dsn)
+	dsn, err := s.New(ctx)
 	if err != nil {
 		return nil, err
 	}
+	return postgres.Open(ctx, dsn, nil)
+}
+
+// New makes a new schema and returns the DSN of a Store whose tables live
+// in it, for a test that opens several Stores (or processes) on it.
+func (s *Schemas) New(ctx context.Context) (string, error) {
+	name := fmt.Sprintf("mnemo_test_%d_%d", os.Getpid(), seq.Add(1))
+	u, err := url.Parse(s.dsn)
+	if err != nil {
+		return "", fmt.Errorf("MNEMO_PG_DSN must be a postgres:// URL: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, s.dsn)
+	if err != nil {
+		return "", err
+	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
-		return nil, err
+		return "", err
 	}
 	s.mu.Lock()
 	s.made = append(s.made, name)
 	s.mu.Unlock()
-	u, err := url.Parse(s.dsn)
-	if err != nil {
-		return nil, fmt.Errorf("MNEMO_PG_DSN must be a postgres:// URL: %v", err)
-	}
 	q := u.Query()
 	q.Set("search_path", name+",public")
 	u.RawQuery = q.Encode()
-	return postgres.Open(ctx, u.String(), nil)
+	return u.String(), nil
+}
+
+// NewDSN returns the DSN of a new schema, dropped when t ends.
+func NewDSN(t testing.TB) string {
+	t.Helper()
+	ss := NewSchemas(DSN(t))
+	dsn, err := ss.New(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ss.Drop(context.Background()); err != nil {
+			t.Logf("drop test schema: %v", err)
+		}
+	})
+	return dsn
 }
 
 // Drop drops every schema Open made.

@@ -1,0 +1,362 @@
+package window
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/memtest"
+	"github.com/mnemodb/mnemo/postgres"
+	"github.com/mnemodb/mnemo/postgres/pgtest"
+)
+
+// flaky is an embedder that fails while failing is set.
+type flaky struct {
+	embed.Embedder
+	failing atomic.Bool
+}
+
+var errEmbedder = errors.New("embedder down")
+
+func (f *flaky) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if f.failing.Load() {
+		return nil, errEmbedder
+	}
+	return f.Embedder.Embed(ctx, texts)
+}
+
+func newFlaky(t *testing.T) *flaky {
+	h, err := embed.NewHashing(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &flaky{Embedder: h}
+}
+
+// checkRecall asserts that every round of w has its recall entry, equal
+// to its text, and that no entry names a round that does not exist.
+func checkRecall(t *testing.T, w *Window) {
+	t.Helper()
+	ctx := context.Background()
+	if err := w.mu.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.mu.Unlock()
+	rs := w.rounds()
+	c := w.st.rounds.Get()
+	n, err := c.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(rs) {
+		t.Errorf("%d recall entries for %d rounds", n, len(rs))
+	}
+	for i, r := range rs {
+		rec, ok, err := c.Get(ctx, strconv.Itoa(i))
+		if err != nil || !ok || rec.Content != w.roundText(r) {
+			t.Errorf("round %d: entry %q (found %v, %v), want %q", i, rec.Content, ok, err, w.roundText(r))
+		}
+	}
+}
+
+// TestRecordWithFailingEmbedder: the embedder fails while messages are
+// recorded. Record stores each message once (nil error: the message is
+// stored) and the recall index catches up once the embedder is back, at
+// the next Record and at the next open.
+func TestRecordWithFailingEmbedder(t *testing.T) {
+	ctx := context.Background()
+	s := memtest.Store(t)
+	emb := newFlaky(t)
+	opts := &Options{Recall: true, Embedder: emb}
+	w, err := NewStoredIn(ctx, s, "flaky", 1000, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustRecord(t, w, Message{Role: User, Content: "my locker code is 4711"})
+	emb.failing.Store(true)
+	mustRecord(t, w, Message{Role: Assistant, Content: "noted, the locker code"})
+	mustRecord(t, w, Message{Role: User, Content: "what pasta shape goes with pesto?"})
+	if n := w.Len(); n != 3 {
+		t.Fatalf("Len = %d after three Records, want 3", n)
+	}
+	if _, err := w.Context(ctx); err != nil { // recall cannot embed the query either
+		t.Logf("Context while the embedder fails: %v", err)
+	}
+	emb.failing.Store(false)
+	mustRecord(t, w, Message{Role: Assistant, Content: "trofie or linguine"})
+	checkRecall(t, w)
+
+	// The same, repaired at open: the window closes while stale.
+	emb.failing.Store(true)
+	mustRecord(t, w, Message{Role: User, Content: "and with ragu?"})
+	w.Close()
+	emb.failing.Store(false)
+	w, err = NewStoredIn(ctx, s, "flaky", 1000, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if n := w.Len(); n != 5 {
+		t.Fatalf("Len = %d after reopen, want 5", n)
+	}
+	checkRecall(t, w)
+}
+
+// TestRecordThatFailsChangesNothing: a Record whose message cannot be
+// stored returns the error and leaves the window as it was, so a retry
+// stores the message once.
+func TestRecordThatFailsChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	down := errors.New("server down")
+	var failing atomic.Bool
+	s := &memtest.Faulty{Store: memtest.Store(t), Hook: func(_ context.Context, op, name string) error {
+		if failing.Load() && op == "upsert" && strings.HasSuffix(name, ".messages") {
+			return down
+		}
+		return nil
+	}}
+	w, err := NewStoredIn(ctx, s, "retry", 1000, &Options{Recall: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	mustRecord(t, w, Message{Role: User, Content: "first"})
+	failing.Store(true)
+	if err := w.Record(ctx, Message{Role: Assistant, Content: "second"}); !errors.Is(err, down) {
+		t.Fatalf("Record with the store down: %v, want %v", err, down)
+	}
+	failing.Store(false)
+	mustRecord(t, w, Message{Role: Assistant, Content: "second"})
+	h, err := w.History(ctx)
+	if err != nil || len(h) != 2 || h[1].Content != "second" {
+		t.Fatalf("History = %+v, %v; want first, second", h, err)
+	}
+	checkRecall(t, w)
+}
+
+// TestRecallCollectionDropped: another handle drops the recall index;
+// the window re-creates and refills it instead of failing for good.
+func TestRecallCollectionDropped(t *testing.T) {
+	ctx := context.Background()
+	s := memtest.Store(t)
+	w, err := NewStoredIn(ctx, s, "dropped", 100, &Options{Recall: true, RecallShare: 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	mustRecord(t, w, Message{Role: User, Content: "my dog is called Rex"})
+	mustRecord(t, w, Message{Role: Assistant, Content: "a fine name for a dog"})
+	if err := s.DropCollection(ctx, "dropped.rounds"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 {
+		mustRecord(t, w, Message{Role: User, Content: fmt.Sprintf("filler message number %d about the weather", i)})
+		mustRecord(t, w, Message{Role: Assistant, Content: "the weather is fine today"})
+	}
+	mustRecord(t, w, Message{Role: User, Content: "what is my dog called?"})
+	got, err := w.Context(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fmt.Sprint(got), "Rex") {
+		t.Fatalf("Context after the drop recalled nothing of Rex: %v", got)
+	}
+	checkRecall(t, w)
+}
+
+// TestSessionTwoStores opens one session through two Stores on the same
+// data (two engine handles of one database, or two PostgreSQL Stores):
+// the second must be refused while the first is open.
+func TestSessionTwoStores(t *testing.T) {
+	ctx := context.Background()
+	first, second := memtest.TwoStores(t)
+	w, err := NewStoredIn(ctx, first, "one", 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewStoredIn(ctx, second, "one", 100, nil); !errors.Is(err, ErrSessionOpen) {
+		t.Fatalf("second store on an open session: %v, want ErrSessionOpen", err)
+	}
+	other, err := NewStoredIn(ctx, second, "another", 100, nil)
+	if err != nil {
+		t.Fatalf("another session: %v", err)
+	}
+	other.Close()
+	mustRecord(t, w, Message{Role: User, Content: "hello"})
+	w.Close()
+	w, err = NewStoredIn(ctx, second, "one", 100, nil)
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	defer w.Close()
+	if w.Len() != 1 {
+		t.Fatalf("Len = %d, want 1", w.Len())
+	}
+}
+
+// TestDeadlineBehindFrozenRecord: a Record stuck in a server round trip
+// holds the window; a call with its own deadline gives up at that
+// deadline instead of waiting for the Record.
+func TestDeadlineBehindFrozenRecord(t *testing.T) {
+	ctx := context.Background()
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	var freeze atomic.Bool
+	s := &memtest.Faulty{Store: memtest.Store(t), Hook: func(ctx context.Context, op, name string) error {
+		if freeze.Load() && op == "upsert" {
+			entered <- struct{}{}
+			<-release
+		}
+		return nil
+	}}
+	w, err := NewStoredIn(ctx, s, "frozen", 100, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	freeze.Store(true)
+	done := make(chan error)
+	go func() { done <- w.Record(ctx, Message{Role: User, Content: "stuck"}) }()
+	<-entered
+	for _, call := range []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"History", func(ctx context.Context) error { _, err := w.History(ctx); return err }},
+		{"Context", func(ctx context.Context) error { _, err := w.Context(ctx); return err }},
+		{"Record", func(ctx context.Context) error { return w.Record(ctx, Message{Role: Assistant, Content: "x"}) }},
+	} {
+		dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		err := call.fn(dctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s behind a frozen Record: %v, want DeadlineExceeded", call.name, err)
+		}
+	}
+	freeze.Store(false)
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if w.Len() != 1 {
+		t.Fatalf("Len = %d, want 1 (the calls that gave up recorded nothing)", w.Len())
+	}
+}
+
+// TestSessionTwoProcesses: a session open in another process (this test
+// binary again, on the same PostgreSQL schema) cannot be opened here;
+// once that process closes it, or dies, it can, and every message either
+// recorded is there.
+func TestSessionTwoProcesses(t *testing.T) {
+	dsn := pgtest.NewDSN(t)
+	ctx := context.Background()
+	s := memtest.OpenPG(t, dsn)
+	for round, kill := range []bool{false, true} {
+		child, stdin, lines := startWriter(t, dsn)
+		if line := <-lines; line != "ready" {
+			t.Fatalf("writer: %q", line)
+		}
+		_, err := NewStoredIn(ctx, s, "shared", 1000, nil)
+		if !errors.Is(err, ErrSessionOpen) || !strings.Contains(err.Error(), "server process") {
+			t.Fatalf("session open in another process: %v, want ErrSessionOpen naming the holder", err)
+		}
+		if kill {
+			child.Process.Kill()
+		} else {
+			stdin.Close()
+		}
+		child.Wait()
+		// The server ends a dead client's session (and its lock) when it
+		// sees the connection close; retry briefly for that.
+		var w *Window
+		for try := 0; ; try++ {
+			w, err = NewStoredIn(ctx, s, "shared", 1000, nil)
+			if err == nil || !errors.Is(err, ErrSessionOpen) || try == 100 {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("after the other process ended: %v", err)
+		}
+		for i := range 100 {
+			mustRecord(t, w, Message{Role: User, Content: fmt.Sprintf("parent %d-%d", round, i)})
+		}
+		if want := 200 * (round + 1); w.Len() != want { // 100 a writer a round
+			t.Fatalf("Len = %d, want %d", w.Len(), want)
+		}
+		w.Close()
+	}
+}
+
+// startWriter starts this test binary as a writer: it records 100
+// messages into session "shared", says "ready" and holds the session
+// until its standard input closes.
+func startWriter(t *testing.T, dsn string) (*exec.Cmd, io.WriteCloser, <-chan string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSessionWriterProcess$")
+	cmd.Env = append(os.Environ(), "MNEMO_WINDOW_WRITER_DSN="+dsn)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if l := sc.Text(); !strings.HasPrefix(l, "=== ") && !strings.HasPrefix(l, "--- ") && l != "PASS" {
+				lines <- l
+			}
+		}
+		close(lines)
+	}()
+	return cmd, stdin, lines
+}
+
+// TestSessionWriterProcess is the writer TestSessionTwoProcesses starts;
+// run directly, it does nothing.
+func TestSessionWriterProcess(t *testing.T) {
+	dsn := os.Getenv("MNEMO_WINDOW_WRITER_DSN")
+	if dsn == "" {
+		t.Skip("the writer process of TestSessionTwoProcesses")
+	}
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, err := NewStoredIn(ctx, s, "shared", 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		if err := w.Record(ctx, Message{Role: User, Content: fmt.Sprintf("child %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
