@@ -2,14 +2,18 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/backend/backendtest"
 	"github.com/mnemodb/mnemo/postgres"
@@ -84,4 +88,59 @@ func openFresh(t testing.TB) *postgres.Store {
 func TestConformance(t *testing.T) {
 	serverDSN(t)
 	backendtest.Run(t, func(t *testing.T) backend.Store { return openFresh(t) })
+}
+
+func TestConformanceShared(t *testing.T) {
+	serverDSN(t)
+	backendtest.RunShared(t, func(t *testing.T) (backend.Store, backend.Store) {
+		dsn := freshDSN(t)
+		a, err := postgres.Open(context.Background(), dsn, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := postgres.Open(context.Background(), dsn, nil)
+		if err != nil {
+			a.Close()
+			t.Fatal(err)
+		}
+		return a, b
+	})
+}
+
+// TestLockReleasedOnClose: a Store's Close releases its locks, and so
+// does the end of the lock's connection.
+func TestLockReleasedOnClose(t *testing.T) {
+	serverDSN(t)
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	a, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := a.TryLock(ctx, "session"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.TryLock(ctx, "session"); !errors.Is(err, backend.ErrLocked) || !strings.Contains(err.Error(), "server process") {
+		t.Fatalf("TryLock of a held lock: %v, want ErrLocked naming the holder", err)
+	}
+	a.Close()
+	var l backend.Lock
+	for try := 0; try < 100; try++ { // the server drops the locks once it sees the connection close
+		if l, err = b.TryLock(ctx, "session"); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("TryLock after the holder's Close: %v", err)
+	}
+	l.Unlock()
+	if _, err := a.TryLock(ctx, "other"); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("TryLock on a closed Store: %v, want ErrClosed", err)
+	}
 }

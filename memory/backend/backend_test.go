@@ -18,3 +18,14 @@ func TestEmbedded(t *testing.T) {
 		return backend.Embedded(db)
 	})
 }
+
+func TestEmbeddedShared(t *testing.T) {
+	backendtest.RunShared(t, func(t *testing.T) (backend.Store, backend.Store) {
+		db, err := engine.Open(t.TempDir(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return backend.Embedded(db), backend.Embedded(db)
+	})
+}

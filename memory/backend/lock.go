@@ -18,7 +18,8 @@ import (
 type Locker interface {
 	// TryLock takes the lock called name without waiting, or fails with
 	// an error wrapping ErrLocked while another handle holds it. The lock
-	// is held until Unlock, or until the Store is closed.
+	// is held until Unlock, or until the database is closed (the engine's
+	// DB; a server Store's Close).
 	TryLock(ctx context.Context, name string) (Lock, error)
 }
 

@@ -164,7 +164,6 @@ func defaultCollection(ctx context.Context, db backend.Store) string {
 // Name returns the name of the memory's collection.
 func (v *VectorMemory) Name() string { return v.name }
 
-
 // Add embeds and stores c. Binary and image contents are refused with
 // ErrNotEmbeddable; metadata the database cannot store with ErrInvalid:
 // values JSON cannot carry (such as NaN), a map that contains itself, or

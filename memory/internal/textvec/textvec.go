@@ -30,7 +30,7 @@ import (
 // its embedder is (every embed.Embedder is).
 type Space struct {
 	emb     embed.Embedder
-	dflt    bool // emb is the default: it may follow an older offline embedder's collection
+	dflt    bool       // emb is the default: it may follow an older offline embedder's collection
 	mu      sync.Mutex // guards emb and dflt
 	empty   error      // wrapped for empty text and text with nothing to embed
 	invalid error      // wrapped for invalid UTF-8

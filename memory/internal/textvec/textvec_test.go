@@ -106,3 +106,26 @@ func TestCheckCutoff(t *testing.T) {
 		})
 	}
 }
+
+// zeroes is a model embedder that answers every text with the zero vector.
+type zeroes struct{}
+
+func (zeroes) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = make([]float32, 4)
+	}
+	return out, nil
+}
+func (zeroes) Dimension() int   { return 4 }
+func (zeroes) Identity() string { return "test/zeroes/4" }
+
+// TestZeroVectorFromModel: a model embedder that returns a zero vector
+// for a text with words is a bad response, not empty text (only the
+// offline embedder's zero vector means the text has nothing to embed).
+func TestZeroVectorFromModel(t *testing.T) {
+	s, _ := New(zeroes{}, errEmpty, errInvalid)
+	if _, err := s.Vector(ctx, "fact", "Paul works at Google"); !errors.Is(err, embed.ErrResponse) || errors.Is(err, errEmpty) {
+		t.Fatalf("zero vector from a model: %v, want embed.ErrResponse", err)
+	}
+}
