@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -24,23 +25,33 @@ const backupMarker = "BACKUP-INCOMPLETE"
 
 // Backup writes a consistent copy of the database into dir while writers
 // go on writing: every write acknowledged before Backup was called is in
-// it, and no batch is in it in part. dir must be absent or empty; it is
-// created on the database's filesystem, where hard links make the copy
-// take little time and space (across filesystems Pebble copies the
-// tables). Everything is fsynced before Backup returns nil. Background
-// index checkpoints wait while the store is captured; writes do not.
-func (db *DB) Backup(ctx context.Context, dir string) error {
+// it, and no batch is in it in part. dir must be absent, empty, or hold a
+// backup that was cut short (one with BACKUP-INCOMPLETE, which Backup
+// clears first); it is created on the database's filesystem, where hard
+// links make the copy take little time and space (across filesystems
+// Pebble copies the tables). Everything is fsynced before Backup returns
+// nil, the new directory's entry in its parent included. A Backup that
+// fails (or whose ctx is done) removes what it wrote, so it can be
+// retried into the same dir. Background index checkpoints wait while the
+// store is captured; writes do not.
+func (db *DB) Backup(ctx context.Context, dir string) (err error) {
 	done, err := db.enter()
 	if err != nil {
 		return err
 	}
 	defer done()
-	if err := db.backupTarget(dir); err != nil {
+	existed, err := db.backupTarget(dir)
+	if err != nil {
 		return err
 	}
-	if err := db.fs.MkdirAll(dir, 0o755); err != nil {
+	if err := db.mkdirAll(dir); err != nil {
 		return openError(dir, err)
 	}
+	defer func() {
+		if err != nil {
+			db.clearBackup(dir, !existed)
+		}
+	}()
 	if err := db.writeAtomic(dir, backupMarker, []byte("a backup is being written here; it is not a database until this file is gone\n")); err != nil {
 		return writeError("backup: write marker", err)
 	}
@@ -68,21 +79,57 @@ func (db *DB) Backup(ctx context.Context, dir string) error {
 	return db.syncDir(dir)
 }
 
-// backupTarget checks that dir is absent or empty.
-func (db *DB) backupTarget(dir string) error {
+// backupTarget checks that dir is absent, empty or an incomplete backup
+// (which it clears), and reports whether dir exists.
+func (db *DB) backupTarget(dir string) (exists bool, err error) {
 	if dir == "" {
-		return fmt.Errorf("%w: empty backup directory", ErrInvalidConfig)
+		return false, fmt.Errorf("%w: empty backup directory", ErrInvalidConfig)
 	}
 	names, err := db.fs.List(dir)
 	switch {
 	case errors.Is(err, errNotExist):
-		return nil
+		return false, nil
 	case err != nil:
-		return fmt.Errorf("engine: backup: %w", err)
+		return false, fmt.Errorf("engine: backup: %w", err)
+	case slices.Contains(names, backupMarker):
+		if err := db.clearBackup(dir, false); err != nil {
+			return true, fmt.Errorf("engine: backup: clear the incomplete backup in %s: %w", dir, err)
+		}
+		return true, nil
 	case len(names) > 0:
-		return fmt.Errorf("%w: %s is not empty", ErrBackupTarget, dir)
+		return true, fmt.Errorf("%w: %s is not empty", ErrBackupTarget, dir)
 	}
-	return nil
+	return true, nil
+}
+
+// clearBackup removes an incomplete backup: everything in dir but the
+// marker, then the marker (so that a crash meanwhile leaves a directory
+// still marked incomplete), and dir itself when rmdir is set.
+func (db *DB) clearBackup(dir string, rmdir bool) error {
+	names, err := db.fs.List(dir)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if n != backupMarker {
+			if err := db.fs.RemoveAll(db.fs.PathJoin(dir, n)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := db.syncDir(dir); err != nil {
+		return err
+	}
+	if err := db.fs.Remove(db.fs.PathJoin(dir, backupMarker)); err != nil && !errors.Is(err, errNotExist) {
+		return err
+	}
+	if rmdir {
+		if err := db.fs.Remove(dir); err != nil {
+			return err
+		}
+		return db.syncDir(db.fs.PathDir(dir))
+	}
+	return db.syncDir(dir)
 }
 
 // backupStore captures Pebble's store into dir, then links the index
@@ -118,7 +165,7 @@ func (db *DB) backupStore(dir string) error {
 		return fmt.Errorf("engine: backup: %w", err)
 	}
 	cpDir := db.fs.PathJoin(dir, checkpointDir)
-	if err := db.fs.MkdirAll(cpDir, 0o755); err != nil {
+	if err := db.mkdirAll(cpDir); err != nil {
 		return writeError("backup", err)
 	}
 	for _, c := range colls {

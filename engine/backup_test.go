@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -197,6 +198,41 @@ func TestBackupBadTargets(t *testing.T) {
 	}
 	os.Remove(filepath.Join(empty, backupMarker))
 	b := mustOpen(t, empty, &Options{MustExist: true})
+	defer b.Close()
+	bc, _ := b.Collection("c")
+	verifyBatches(t, bc, 0)
+}
+
+// TestBackupRetry: a Backup whose context is done removes what it wrote
+// (the directory too, when it made it), so a retry into the same target
+// works; so does a retry into a backup a crash cut short, which Backup
+// clears first.
+func TestBackupRetry(t *testing.T) {
+	root := t.TempDir()
+	db := mustOpen(t, filepath.Join(root, "db"), nil)
+	defer db.Close()
+	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	if _, err := c.Upsert(ctx, crashBatchRecords(0)...); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(root, "b")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := db.Backup(cancelled, target); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Backup with a cancelled context: %v", err)
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("a cancelled Backup left %s behind: %v", target, err)
+	}
+	// A backup cut short by a crash: the marker and part of a copy.
+	os.Mkdir(target, 0o755)
+	os.WriteFile(filepath.Join(target, backupMarker), nil, 0o644)
+	os.WriteFile(filepath.Join(target, "000004.sst"), []byte("part"), 0o644)
+	os.Mkdir(filepath.Join(target, checkpointDir), 0o755)
+	if err := db.Backup(ctx, target); err != nil {
+		t.Fatalf("Backup into a backup cut short: %v", err)
+	}
+	b := mustOpen(t, target, &Options{MustExist: true})
 	defer b.Close()
 	bc, _ := b.Collection("c")
 	verifyBatches(t, bc, 0)

@@ -165,17 +165,7 @@ func (db *DB) writeAtomic(dir, name string, data []byte) error {
 	return db.syncDir(dir)
 }
 
-func (db *DB) syncDir(dir string) error {
-	d, err := db.fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		d.Close()
-		return err
-	}
-	return d.Close()
-}
+func (db *DB) syncDir(dir string) error { return syncDirOf(db.fs, dir) }
 
 func (db *DB) readDesc(cid uint32) (*checkpointDesc, bool, error) {
 	v, closer, err := db.pdb.Get(checkpointKey(cid))

@@ -181,7 +181,7 @@ func (db *DB) open() error {
 		return idErr
 	}
 	if create {
-		if err := db.fs.MkdirAll(db.dir, 0o755); err != nil {
+		if err := db.mkdirAll(db.dir); err != nil {
 			return openError(db.dir, err)
 		}
 	}
@@ -193,7 +193,7 @@ func (db *DB) open() error {
 	cache := pebble.NewCache(db.opts.CacheSize)
 	defer cache.Unref()
 	popts := &pebble.Options{
-		FS:     db.fs,
+		FS:     markerFS{db.fs}, // see dirs.go
 		Lock:   lock,
 		Cache:  cache,
 		Logger: pebbleLogger{db.logger, &db.fail},
@@ -228,7 +228,7 @@ func (db *DB) open() error {
 	}
 	db.cpPath = db.fs.PathJoin(db.dir, checkpointDir)
 	if db.readOnly == nil {
-		if err := db.fs.MkdirAll(db.cpPath, 0o755); err != nil {
+		if err := db.mkdirAll(db.cpPath); err != nil {
 			db.closePebble()
 			return openError(db.cpPath, err)
 		}
