@@ -124,6 +124,7 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 	ids := make([]string, len(records))
 	metas := make([][]byte, len(records))
 	seen := make(map[string]bool, len(records))
+	size := 0
 	for i := range records {
 		r := &records[i]
 		ids[i] = r.ID
@@ -143,6 +144,9 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 			return nil, fmt.Errorf("%w: id %q appears twice in one batch", ErrInvalidRecord, ids[i])
 		}
 		seen[ids[i]] = true
+		if size += RecordBytes(rec, metas[i]); size > MaxBatchBytes {
+			return nil, BatchTooLarge(len(records), i)
+		}
 	}
 	var docs []textDoc
 	if c.text != nil {
@@ -203,6 +207,26 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 	}
 	c.afterWrite()
 	return ids, nil
+}
+
+// MaxBatchBytes bounds what one Upsert writes: the records' IDs,
+// contents, vectors and encoded metadata together (the full-text index
+// adds at most as much again). One Pebble batch holds it all and is held
+// in memory until it commits, and Pebble refuses a batch of 4 GB; a
+// larger write is split into several Upserts by the caller, which decides
+// what may be seen apart.
+const MaxBatchBytes = 1 << 30
+
+// RecordBytes is what r counts toward MaxBatchBytes, with meta its
+// encoded metadata.
+func RecordBytes(r Record, meta []byte) int {
+	return len(r.ID) + len(r.Content) + 4*len(r.Vector) + len(meta)
+}
+
+// BatchTooLarge is the ErrBatchTooLarge of an n-record batch that went
+// over MaxBatchBytes at record i.
+func BatchTooLarge(n, i int) error {
+	return fmt.Errorf("%w: the first %d of %d records already hold more than %d MiB (MaxBatchBytes); split the batch", ErrBatchTooLarge, i+1, n, MaxBatchBytes>>20)
 }
 
 // commit adds the log record to b and commits it.

@@ -31,6 +31,9 @@ var (
 	// ErrInvalidRecord reports bad content or metadata, or a duplicate ID
 	// in one batch.
 	ErrInvalidRecord = errors.New("engine: invalid record")
+	// ErrBatchTooLarge reports an Upsert whose records hold more than
+	// MaxBatchBytes together; split it into several calls.
+	ErrBatchTooLarge = errors.New("engine: batch too large")
 	// ErrDimension, ErrNonFinite and ErrZeroVector report bad vectors.
 	ErrDimension  = index.ErrDimension
 	ErrNonFinite  = index.ErrNonFinite

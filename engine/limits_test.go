@@ -262,3 +262,28 @@ func TestMetadataBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchTooLarge: an Upsert of records each under the content limit
+// but together over MaxBatchBytes is refused before anything is written
+// (it once built a batch past Pebble's 4 GB limit and panicked).
+func TestBatchTooLarge(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "big", CollectionConfig{Dimension: 2, Index: Flat, Text: TextConfig{Disabled: true}})
+	content := strings.Repeat("x", MaxContentLength-1) // one string, shared by every record
+	n := MaxBatchBytes/len(content) + 2
+	recs := make([]Record, n)
+	for i := range recs {
+		recs[i] = Record{ID: fmt.Sprint(i), Vector: []float32{1, float32(i)}, Content: content}
+	}
+	_, err := c.Upsert(ctx, recs...)
+	if !errors.Is(err, ErrBatchTooLarge) {
+		t.Fatalf("Upsert of %d records of %d bytes: %v, want ErrBatchTooLarge", n, len(content), err)
+	}
+	if c.Count() != 0 {
+		t.Fatalf("a refused batch wrote %d records", c.Count())
+	}
+	if _, err := c.Upsert(ctx, recs[:2]...); err != nil {
+		t.Fatalf("a batch under the limit: %v", err)
+	}
+}
