@@ -206,53 +206,87 @@ func (w *Window) Close() error {
 	return nil
 }
 
-// persist writes message number seq. The caller holds w.mu.
+// persist writes message number seq, after finishing a trim a
+// SetMessages left. The caller holds w.mu.
 func (w *Window) persist(ctx context.Context, seq int, e entry) error {
 	if w.st == nil || w.st.messages == nil {
 		return nil
+	}
+	if w.trimPending {
+		if err := w.trim(ctx, seq); err != nil {
+			return err
+		}
 	}
 	_, err := w.st.messages.Upsert(ctx, messageRecord(seq, e))
 	return err
 }
 
-// persistAll replaces the stored messages with es: es are written in one
-// batch, then every stored message after them deleted. written reports
-// whether es were, even when deleting failed. The caller holds w.mu.
+// persistAll replaces the stored messages with es, atomically as far as
+// a reader (or a crash) can tell: es are written in one batch together
+// with a trim marker that records their number, then the stored messages
+// past them are deleted, then the marker. A session loaded while the
+// marker is there (the deletes failed, or a crash cut them short) shows
+// only the messages the marker counts, and finishes the deletes. written
+// reports whether es were written; when the deletes then failed, they are
+// finished before the next message is stored (w.trimPending). The caller
+// holds w.mu.
 func (w *Window) persistAll(ctx context.Context, es []entry) (written bool, err error) {
 	if w.st == nil || w.st.messages == nil {
 		return true, nil
 	}
-	recs := make([]engine.Record, len(es))
+	recs := make([]engine.Record, len(es), len(es)+1)
 	for i, e := range es {
 		recs[i] = messageRecord(i, e)
 	}
+	recs = append(recs, trimRecord(len(es)))
 	if _, err := w.st.messages.Upsert(ctx, recs...); err != nil {
 		return false, err
 	}
-	// Delete every stored message past the new ones: found by scanning
-	// what is stored, not by the count in memory, so that a surplus a
-	// failed delete left behind goes with the next success.
+	w.trimPending = true
+	return true, w.trim(ctx, len(es))
+}
+
+// trimID is the ID of the trim marker: after every message ID (twelve
+// digits) in byte order.
+const trimID = "~trim"
+
+func trimRecord(n int) engine.Record {
+	return engine.Record{ID: trimID, Vector: []float32{1}, Metadata: map[string]any{"length": n}}
+}
+
+// trim deletes every stored message from number n on, then the trim
+// marker. The caller holds w.mu.
+func (w *Window) trim(ctx context.Context, n int) error {
 	after := ""
-	if len(es) > 0 {
-		after = messageID(len(es) - 1)
+	if n > 0 {
+		after = messageID(n - 1)
 	}
 	for {
 		page, next, err := w.st.messages.Scan(ctx, after, 1000)
 		if err == nil && len(page) > 0 {
-			ids := make([]string, len(page))
-			for i, r := range page {
-				ids[i] = r.ID
+			ids := make([]string, 0, len(page))
+			for _, r := range page {
+				if r.ID != trimID {
+					ids = append(ids, r.ID)
+				}
 			}
-			_, err = w.st.messages.Delete(ctx, ids...)
+			if len(ids) > 0 {
+				_, err = w.st.messages.Delete(ctx, ids...)
+			}
 		}
 		if err != nil {
-			return true, fmt.Errorf("window: delete the replaced messages: %w", err)
+			return fmt.Errorf("window: delete the replaced messages: %w", err)
 		}
 		if next == "" {
-			return true, nil
+			break
 		}
 		after = next
 	}
+	if _, err := w.st.messages.Delete(ctx, trimID); err != nil {
+		return fmt.Errorf("window: delete the replaced messages: %w", err)
+	}
+	w.trimPending = false
+	return nil
 }
 
 func messageID(seq int) string { return fmt.Sprintf("%012d", seq) }
@@ -264,8 +298,19 @@ func messageRecord(seq int, e entry) engine.Record {
 	return engine.Record{ID: messageID(seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta}
 }
 
-// load reads the recorded messages back. The caller is NewStoredIn.
+// load reads the recorded messages back: those a trim marker counts when
+// there is one (a SetMessages that did not finish), whose trim it then
+// finishes. The caller is NewStoredIn.
 func (w *Window) load(ctx context.Context) error {
+	limit := -1
+	marker, ok, err := w.st.messages.Get(ctx, trimID)
+	if err != nil {
+		return err
+	}
+	if ok {
+		n, _ := marker.Metadata["length"].(float64)
+		limit = int(n)
+	}
 	after := ""
 	for {
 		page, next, err := w.st.messages.Scan(ctx, after, 1000)
@@ -273,6 +318,9 @@ func (w *Window) load(ctx context.Context) error {
 			return err
 		}
 		for _, r := range page {
+			if r.ID == trimID || limit >= 0 && len(w.msgs) >= limit {
+				continue
+			}
 			m := Message{Content: r.Content}
 			role, _ := r.Metadata["role"].(string)
 			m.Role = Role(role)
@@ -290,10 +338,15 @@ func (w *Window) load(ctx context.Context) error {
 			w.msgs = append(w.msgs, entry{m, m.Protected, w.counter(m)})
 		}
 		if next == "" {
-			return nil
+			break
 		}
 		after = next
 	}
+	if limit >= 0 {
+		w.trimPending = true
+		w.trim(ctx, limit) // what fails is finished before the next message is stored
+	}
+	return nil
 }
 
 // repair brings the recall entries of the rounds in w.stale (every round

@@ -153,6 +153,9 @@ type Window struct {
 	// re-index (see repair in persist.go).
 	stale    map[int]bool
 	staleAll bool
+	// trimPending is set while stored messages past len(msgs) may remain
+	// from a SetMessages (see persistAll).
+	trimPending bool
 }
 
 type entry struct {
@@ -359,11 +362,13 @@ func (w *Window) Clear(ctx context.Context) error { return w.SetMessages(ctx, ni
 // SetMessages replaces every recorded message with msgs (a message is
 // protected when its Protected field is set), as if they had been
 // recorded in order: they are validated as Record validates them, and
-// nothing changes when one is rejected. A stored window writes msgs in
-// one batch and then deletes the stored messages beyond them; when that
-// deletion fails, SetMessages returns the error with the window holding
-// msgs, and a reopened session would show the surplus old messages after
-// them until the next successful SetMessages or Clear. msgs is copied.
+// nothing changes when one is rejected. A stored window replaces the
+// stored messages atomically: a reopened session, after a crash at any
+// point, holds the old messages or msgs, never a mix (see persistAll in
+// persist.go). It returns an error only when msgs were not stored; when
+// removing the old messages after them failed, the window holds msgs and
+// the removal is finished before the next message is stored, or at the
+// next open. msgs is copied.
 func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
 	if err := w.mu.Lock(ctx); err != nil {
 		return err
