@@ -97,7 +97,7 @@ func (c *Collection) checkpoint() error {
 		return err
 	}
 	desc := checkpointDesc{File: fmt.Sprintf("%08x-%016x.%s", c.id, seq, c.cfg.Index), Seq: seq, Size: int64(buf.Len()), Time: time.Now().UTC()}
-	if err := c.db.space.reserve(buf.Len()); err != nil {
+	if err := c.db.space.reserveFile(buf.Len()); err != nil {
 		return err
 	}
 	if err := c.db.writeAtomic(c.db.cpPath, desc.File, buf.Bytes()); err != nil {

@@ -35,10 +35,11 @@ const (
 
 // spaceGuard checks free space before writes. Between two questions to
 // the filesystem it estimates what was used as writeAmp times the bytes
-// written (Pebble writes a byte to its log, then to a table, then again
-// in compactions), and it asks again every recheckEvery, after
-// recheckBytes, or on every write once the estimate comes within
-// nearFloor of the floor. So a write costs a statfs only now and then,
+// written to Pebble (Pebble writes a byte to its log, then to a table,
+// then again in compactions) plus the bytes of checkpoint files (written
+// once), and it asks again every recheckEvery, after recheckBytes written
+// to Pebble, or on every write once the estimate comes within nearFloor
+// of the floor. So a write costs a statfs only now and then,
 // and every write near the floor sees the real figure.
 type spaceGuard struct {
 	fs    vfs.FS
@@ -69,8 +70,15 @@ func newSpaceGuard(fs vfs.FS, dir string, floor int64) *spaceGuard {
 }
 
 // reserve reports ErrNoSpace when the free space is below the floor, and
-// counts n bytes about to be written.
-func (g *spaceGuard) reserve(n int) error {
+// counts n bytes about to be written to Pebble (writeAmp times n, for
+// its log, tables and compactions).
+func (g *spaceGuard) reserve(n int) error { return g.reserveBytes(writeAmp * uint64(n)) }
+
+// reserveFile is reserve for n bytes written once, to a file of mnemo's
+// own (a checkpoint): no amplification.
+func (g *spaceGuard) reserveFile(n int) error { return g.reserveBytes(uint64(n)) }
+
+func (g *spaceGuard) reserveBytes(n uint64) error {
 	if g.floor == 0 {
 		return nil
 	}
@@ -79,9 +87,8 @@ func (g *spaceGuard) reserve(n int) error {
 	if g.unsupported {
 		return nil
 	}
-	g.since += uint64(n)
-	used := writeAmp * g.since
-	if time.Since(g.checked) >= recheckEvery || g.since >= recheckBytes || g.avail < g.floor+nearFloor+used {
+	g.since += n
+	if time.Since(g.checked) >= recheckEvery || g.since >= writeAmp*recheckBytes || g.avail < g.floor+nearFloor+g.since {
 		u, err := g.fs.GetDiskUsage(g.dir)
 		if err != nil {
 			if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, vfs.ErrUnsupported) {
@@ -90,12 +97,12 @@ func (g *spaceGuard) reserve(n int) error {
 			}
 			return fmt.Errorf("engine: free space of %s: %w", g.dir, err)
 		}
-		g.checked, g.avail, g.since, used = time.Now(), u.AvailBytes, uint64(n), writeAmp*uint64(n)
+		g.checked, g.avail, g.since = time.Now(), u.AvailBytes, n
 	}
-	if g.avail < g.floor+used {
-		g.since -= uint64(n)
-		return fmt.Errorf("%w: %s has %s free; writing would go below the %s floor (Options.MinFreeSpace)",
-			ErrNoSpace, g.dir, sizeString(g.avail), sizeString(g.floor))
+	if g.avail < g.floor+g.since {
+		g.since -= n
+		return fmt.Errorf("%w: %s has %s free; this write (an estimated %s with what was written since the last look) would go below the %s floor (Options.MinFreeSpace)",
+			ErrNoSpace, g.dir, sizeString(g.avail), sizeString(g.since+n), sizeString(g.floor))
 	}
 	return nil
 }

@@ -268,3 +268,35 @@ func TestFullDiskOpenAndClose(t *testing.T) {
 		t.Fatalf("write after space was freed: %v", err)
 	}
 }
+
+// availFS reports a fixed free space.
+type availFS struct {
+	vfs.FS
+	avail uint64
+}
+
+func (f availFS) GetDiskUsage(string) (vfs.DiskUsage, error) {
+	return vfs.DiskUsage{AvailBytes: f.avail, TotalBytes: 1 << 40}, nil
+}
+
+// TestFloorCountsWhatACheckpointWrites: a checkpoint file is written
+// once, so 43 MiB free above a 32 MiB floor has room for a 3 MiB
+// checkpoint (it was refused, counted as 4x Pebble write amplification),
+// while 3 MiB into Pebble (12 MiB estimated) would not fit; the error
+// says the free space, the estimate and the floor.
+func TestFloorCountsWhatACheckpointWrites(t *testing.T) {
+	g := newSpaceGuard(availFS{vfs.NewMem(), 43 << 20}, "db", 32<<20)
+	if err := g.reserveFile(3 << 20); err != nil {
+		t.Fatalf("a 3 MiB checkpoint with 43 MiB free and a 32 MiB floor: %v", err)
+	}
+	g = newSpaceGuard(availFS{vfs.NewMem(), 43 << 20}, "db", 32<<20)
+	err := g.reserve(3 << 20)
+	if !errors.Is(err, ErrNoSpace) {
+		t.Fatalf("3 MiB into Pebble with 43 MiB free and a 32 MiB floor: %v, want ErrNoSpace", err)
+	}
+	for _, want := range []string{"43.00 MiB free", "estimated 12.00 MiB", "32.00 MiB floor"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
