@@ -35,6 +35,8 @@ func demo(args []string, out, stderr io.Writer) error {
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
+	} else if names, err := os.ReadDir(dir); err == nil && len(names) > 0 {
+		return fs.fail("--keep %s: the directory is not empty; the demo writes a new database, into a new or empty directory", dir)
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,6 +51,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	file := fs.String("file", "", "read `FILE` instead of standard input")
 	batch := fs.Int("batch", 1000, "commit every `N` records")
 	skipBad := fs.Bool("skip-bad", false, "report bad lines and go on instead of stopping")
+	contentIDs := fs.Bool("content-ids", false, "give a line without an id the hash of its content as its id, so that running the same import again (after an interruption) replaces what it stored instead of adding it twice; lines of equal content become one record")
 	showProgress := fs.Bool("progress", false, "show progress, records/s and the time left on standard error (default: when it is a terminal)")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -206,6 +209,9 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 				continue
 			}
 			rec, err = parseLine(raw)
+			if err == nil && rec.ID == "" && *contentIDs {
+				rec.ID = contentID(rec.Content)
+			}
 		}
 		embedIt := err == nil && rec.Vector == nil
 		switch {
@@ -253,6 +259,13 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	prog.clear()
 	fmt.Fprintf(stderr, "imported %d records, skipped %d bad lines%s\n", committed, bad, prog.summary(int64(committed)))
 	return nil
+}
+
+// contentID is the id --content-ids gives a line without one: the first
+// 16 bytes of the SHA-256 of its content, in hex.
+func contentID(content string) string {
+	sum := sha256.Sum256([]byte(content))
+	return "sha256:" + hex.EncodeToString(sum[:16])
 }
 
 // embedBatch is the number of texts import embeds in one call.

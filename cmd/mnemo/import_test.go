@@ -126,3 +126,30 @@ func TestImportStrictJSONL(t *testing.T) {
 		})
 	}
 }
+
+// TestImportContentIDs: an import of id-less lines run twice (as after an
+// interruption) stores each record twice, but with --content-ids once.
+func TestImportContentIDs(t *testing.T) {
+	file := writeTemp(t, `{"vector":[1,0],"content":"first"}
+{"vector":[0,1],"content":"second"}
+{"id":"kept","vector":[1,1],"content":"first"}`)
+	for _, tc := range []struct {
+		flags []string
+		want  int
+	}{
+		{nil, 5},                       // two random ids a run, and "kept"
+		{[]string{"--content-ids"}, 3}, // the same two ids both runs
+	} {
+		db := filepath.Join(t.TempDir(), "db")
+		for range 2 {
+			args := append([]string{"import", "--db", db, "--collection", "c", "--dim", "2", "--file", file}, tc.flags...)
+			var out, errOut bytes.Buffer
+			if code := run(args, &out, &errOut); code != 0 {
+				t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
+			}
+		}
+		if got := exportIDs(t, db, "c"); len(got) != tc.want {
+			t.Errorf("%v twice: %d records %q, want %d", tc.flags, len(got), got, tc.want)
+		}
+	}
+}

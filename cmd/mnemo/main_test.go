@@ -64,6 +64,16 @@ func TestDemo(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "db")); err != nil {
 		t.Fatalf("--keep did not keep the database: %v", err)
 	}
+	// Again into the same directory: refused, nothing written.
+	before, _ := os.ReadDir(dir)
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"demo", "--keep", dir}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "not empty") {
+		t.Fatalf("demo --keep into a used directory: exit %d: %s", code, errOut.String())
+	}
+	if after, _ := os.ReadDir(dir); len(after) != len(before) {
+		t.Fatalf("the refused demo changed %s: %d entries, %d before", dir, len(after), len(before))
+	}
 }
 
 // TestPanicIsInternalError checks that a panic in a command is reported as
