@@ -352,7 +352,10 @@ func (w *Window) load(ctx context.Context) error {
 // repair brings the recall entries of the rounds in w.stale (every round
 // when w.staleAll) up to date with their messages, and deletes entries of
 // rounds that no longer exist. What fails stays stale for the next call;
-// the error is returned for callers that want it. The caller holds w.mu.
+// the error is returned for callers that want it. The caller holds w.mu,
+// or is open, before the window is shared. Only an entry's text is
+// compared: its vector is the embedding of that text by the collection's
+// embedder, which the collection's config pins.
 func (w *Window) repair(ctx context.Context) error {
 	if !w.recall || (!w.staleAll && len(w.stale) == 0) {
 		return nil
