@@ -14,6 +14,9 @@ type Ollama struct {
 // DefaultOllamaBaseURL is used when BaseURL is empty.
 const DefaultOllamaBaseURL = "http://localhost:11434"
 
+// ollamaKeys are the keys of an Ollama response that the embedder reads.
+var ollamaKeys = []string{"embeddings"}
+
 // NewOllama returns an Ollama embedder.
 func NewOllama(opts HTTPOptions) (*Ollama, error) {
 	o, err := opts.withDefaults(DefaultOllamaBaseURL)
@@ -25,12 +28,21 @@ func NewOllama(opts HTTPOptions) (*Ollama, error) {
 		body: func(model string, batch []string) any {
 			return map[string]any{"model": model, "input": batch}
 		},
-		decode: func(data []byte) ([][]float32, error) {
-			var r struct {
-				Embeddings [][]float32 `json:"embeddings"`
-			}
-			err := json.Unmarshal(data, &r)
-			return r.Embeddings, err
+		decode: func(s *jsonStream, v *vectors) error {
+			// {"embeddings": [[...], ...]}
+			return s.object(ollamaKeys, func(key string) error {
+				if key != "embeddings" {
+					return s.skip()
+				}
+				v.reset()
+				return s.value(func() error {
+					return s.array(func() error {
+						vec, n, err := s.floats(v.room())
+						v.add(v.n, vec, n)
+						return err
+					})
+				})
+			})
 		},
 		errorMsg: func(data []byte) string {
 			var r struct {

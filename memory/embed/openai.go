@@ -27,6 +27,12 @@ type OpenAIOptions struct {
 // DefaultOpenAIBaseURL is used when BaseURL is empty.
 const DefaultOpenAIBaseURL = "https://api.openai.com/v1"
 
+// The keys of an OpenAI response that the embedder reads.
+var (
+	openAIKeys     = []string{"data"}
+	openAIItemKeys = []string{"index", "embedding"}
+)
+
 // NewOpenAI returns an OpenAI-compatible embedder.
 func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	o, err := opts.HTTPOptions.withDefaults(DefaultOpenAIBaseURL)
@@ -49,24 +55,36 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		body: func(model string, batch []string) any {
 			return map[string]any{"model": model, "input": batch}
 		},
-		decode: func(data []byte) ([][]float32, error) {
-			var r struct {
-				Data []struct {
-					Index     int       `json:"index"`
-					Embedding []float32 `json:"embedding"`
-				} `json:"data"`
-			}
-			if err := json.Unmarshal(data, &r); err != nil {
-				return nil, err
-			}
-			out := make([][]float32, len(r.Data))
-			for _, d := range r.Data {
-				if d.Index < 0 || d.Index >= len(out) || out[d.Index] != nil {
-					return nil, fmt.Errorf("index %d out of place", d.Index)
+		decode: func(s *jsonStream, v *vectors) error {
+			// {"data": [{"index": i, "embedding": [...]}, ...]}
+			return s.object(openAIKeys, func(key string) error {
+				if key != "data" {
+					return s.skip()
 				}
-				out[d.Index] = d.Embedding
-			}
-			return out, nil
+				v.reset()
+				return s.value(func() error {
+					return s.array(func() error {
+						index, n := 0, 0
+						var vec []float32
+						err := s.value(func() error {
+							return s.object(openAIItemKeys, func(key string) error {
+								var err error
+								switch key {
+								case "index":
+									err = s.value(func() error { index, err = s.integer(); return err })
+								case "embedding":
+									vec, n, err = s.floats(v.room())
+								default:
+									err = s.skip()
+								}
+								return err
+							})
+						})
+						v.add(index, vec, n)
+						return err
+					})
+				})
+			})
 		},
 		errorMsg: func(data []byte) string {
 			var r struct {
