@@ -12,20 +12,24 @@ import (
 // database server) refuses exactly what the engine refuses, with the same
 // sentinel errors.
 
-// CheckCollectionName reports whether name is a valid collection name: 1
-// to 256 bytes without control characters (ErrInvalidConfig otherwise).
+// CheckCollectionName reports whether name is a valid name for a new
+// collection: 1 to 256 bytes of UTF-8 without control characters
+// (ErrInvalidConfig otherwise).
 func CheckCollectionName(name string) error { return validName(name) }
 
-// CheckID reports whether id is a valid record ID: 1 to MaxIDLength bytes
-// of UTF-8 (ErrInvalidID otherwise).
+// CheckID reports whether id is a valid record ID to look up or delete: 1
+// to MaxIDLength bytes of UTF-8 (ErrInvalidID otherwise). A record to
+// store must also not hold U+0000 in its ID (see CheckRecord).
 func CheckID(id string) error { return validateID(id) }
 
 // CheckRecord reports whether a collection with config cfg accepts r in an
 // Upsert, with the error Upsert would return (ErrInvalidID,
 // ErrInvalidRecord, ErrDimension, ErrNonFinite, ErrZeroVector,
 // ErrNormOverflow), and returns r's metadata encoded as the JSON the
-// engine stores (nil for none). An empty r.ID is valid (Upsert assigns
-// one); i is r's position in its batch, which names it in errors then.
+// engine stores (nil for none). Content or metadata that is not valid
+// UTF-8, and an ID holding U+0000, are ErrInvalidRecord. An empty r.ID is
+// valid (Upsert assigns one); i is r's position in its batch, which names
+// it in errors then.
 func CheckRecord(cfg CollectionConfig, i int, r Record) ([]byte, error) {
 	name := recordName(i, r.ID)
 	if r.ID == "" {
@@ -48,7 +52,8 @@ func checkVector(cfg CollectionConfig, v []float32) error {
 
 // CheckQuery validates q for the collection name with config cfg as Query
 // does (ErrBadQuery, and the vector errors), and returns it with its
-// defaults applied (K 10) and its resolved mode.
+// defaults applied (K 10), K, Ef and Fusion.Depth clamped to MaxQueryK,
+// and its resolved mode.
 func CheckQuery(name string, cfg CollectionConfig, q Query) (Query, Mode, error) {
 	cfg = cfg.withDefaults()
 	mode := q.Mode
@@ -112,8 +117,16 @@ func CheckQuery(name string, cfg CollectionConfig, q Query) (Query, Mode, error)
 	if q.K == 0 {
 		q.K = 10
 	}
+	// Clamped, so that no arithmetic on them can overflow: no collection
+	// holds more records than MaxQueryK.
+	q.K, q.Ef, q.Fusion.Depth = min(q.K, MaxQueryK), min(q.Ef, MaxQueryK), min(q.Fusion.Depth, MaxQueryK)
 	return q, mode, nil
 }
+
+// MaxQueryK bounds a query's K, Ef and fusion depth: larger values are
+// taken as MaxQueryK (2^30), more records than any collection holds, so
+// a query asking for "everything" with math.MaxInt gets everything.
+const MaxQueryK = 1 << 30
 
 // TextTerms returns what the full-text index of a collection with config
 // cfg holds for a record with this content and metadata (in its stored

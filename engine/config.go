@@ -197,11 +197,12 @@ func (c CollectionConfig) newIndex() (index.Index, error) {
 	return index.NewHNSW(c.Dimension, c.Metric, &index.HNSWOptions{M: c.M, EfConstruction: c.EfConstruction, EfSearch: c.EfSearch, Quantize: quant})
 }
 
-// validName checks a collection name: 1 to 256 bytes, no control
-// characters.
+// validName checks a collection name: 1 to 256 bytes of UTF-8, no
+// control characters. It applies to CreateCollection only: a collection
+// created before a rule was added still opens.
 func validName(name string) error {
-	if name == "" || len(name) > 256 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return fmt.Errorf("%w: collection name %q: want 1 to 256 bytes without control characters", ErrInvalidConfig, name)
+	if name == "" || len(name) > 256 || !utf8.ValidString(name) || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("%w: collection name %q: want 1 to 256 bytes of UTF-8 without control characters", ErrInvalidConfig, name)
 	}
 	return nil
 }

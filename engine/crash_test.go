@@ -2,12 +2,14 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -368,13 +370,21 @@ func checkTextRebuilt(t *testing.T, c *Collection, queries []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := fresh.search(analysis.Terms(q), 50, *c.cfg.Text.BM25, nil)
+		// Every match, equal scores ordered by ID, as queries order them.
+		res := fresh.search(analysis.Terms(q), c.Count()+1, *c.cfg.Text.BM25, nil)
 		want := make([]Hit, len(res))
 		c.mu.RLock()
 		for i, r := range res {
 			want[i] = Hit{Record: Record{ID: c.keys[r.key]}, Score: r.score}
 		}
 		c.mu.RUnlock()
+		slices.SortStableFunc(want, func(a, b Hit) int {
+			if d := cmp.Compare(b.Score, a.Score); d != 0 {
+				return d
+			}
+			return strings.Compare(a.Record.ID, b.Record.ID)
+		})
+		want = want[:min(len(want), 50)]
 		if err := sameRanking(hits, want); err != nil {
 			t.Fatalf("text query %q against an index rebuilt from the records: %v", q, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"strings"
@@ -285,5 +286,32 @@ func TestBatchTooLarge(t *testing.T) {
 	}
 	if _, err := c.Upsert(ctx, recs[:2]...); err != nil {
 		t.Fatalf("a batch under the limit: %v", err)
+	}
+}
+
+// TestHugeK: K, Ef and the fusion depth near math.MaxInt answer every
+// mode (a hybrid query's K once overflowed and panicked).
+func TestHugeK(t *testing.T) {
+	db := mustOpen(t, "", &Options{InMemory: true})
+	defer db.Close()
+	c := mustCollection(t, db, "k", CollectionConfig{Dimension: 2, M: 4})
+	for i := range 30 {
+		if _, err := c.Upsert(ctx, Record{ID: fmt.Sprint(i), Vector: []float32{1, float32(i)}, Content: fmt.Sprintf("note %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []Query{
+		{Vector: []float32{1, 0}, K: math.MaxInt},
+		{Vector: []float32{1, 0}, K: math.MaxInt, Ef: math.MaxInt},
+		{Text: "note", K: math.MaxInt},
+		{Text: "note", Vector: []float32{1, 0}, K: math.MaxInt},
+		{Text: "note", Vector: []float32{1, 0}, K: math.MaxInt/2 + 1, Fusion: Fusion{Depth: math.MaxInt}},
+		{Text: "note", Vector: []float32{1, 0}, K: math.MaxInt, Mode: ModeText},
+		{Text: "note", K: math.MaxInt, Neighbors: &Neighbors{Position: "p", Weight: 0.5}},
+	} {
+		hits, err := c.Query(ctx, q)
+		if err != nil || len(hits) != 30 {
+			t.Errorf("%+v: %d hits, %v; want all 30", q, len(hits), err)
+		}
 	}
 }

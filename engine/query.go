@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -300,7 +301,8 @@ func (c *Collection) run(q Query, mode Mode) ([]Hit, []Record, []bool, Plan, err
 	return hits, recs, onDisk, plan, nil
 }
 
-// searchText runs the text side for k candidates. The caller holds c.mu.
+// searchText runs the text side for k candidates, equal scores ordered
+// by ID. The caller holds c.mu.
 func (c *Collection) searchText(q Query, k int) []textResult {
 	p := *c.cfg.Text.BM25
 	if q.BM25 != nil {
@@ -310,7 +312,20 @@ func (c *Collection) searchText(q Query, k int) []textResult {
 	if !q.Filter.IsEmpty() {
 		admit = func(key uint64) bool { return q.Filter.Match(c.meta[key]) }
 	}
-	return c.text.search(analysis.Terms(q.Text), k, p, admit)
+	// As searchTies: the full-text index orders a tie by key.
+	terms := analysis.Terms(q.Text)
+	for n := k + 1; ; n *= 2 {
+		res := c.text.search(terms, n, p, admit)
+		if len(res) < n || res[n-1].score != res[k-1].score {
+			slices.SortStableFunc(res, func(a, b textResult) int {
+				if d := cmp.Compare(b.score, a.score); d != 0 {
+					return d
+				}
+				return strings.Compare(c.keys[a.key], c.keys[b.key])
+			})
+			return res[:min(len(res), k)]
+		}
+	}
 }
 
 // fillDistances sets Distance and Similarity of hits that lack them (found
@@ -547,11 +562,34 @@ func (c *Collection) search(q Query) ([]index.Result, Plan, error) {
 	if opts.Keys == nil && (q.Exact || q.Ef == 0 && exactPlan(n, c.cfg.Dimension)) {
 		opts.Exact, plan = true, PlanExact // see plan.go
 	}
-	res, err := c.idx.Search(nil, q.Vector, q.K, opts)
+	res, err := c.searchTies(q.Vector, q.K, opts)
 	if err != nil {
 		return nil, "", fmt.Errorf("engine: search: %w", err)
 	}
 	return res, plan, nil
+}
+
+// searchTies returns the k nearest records by the index, records at equal
+// distances ordered by ID: the index orders a tie by key and, when its
+// k-th place is a tie, keeps an arbitrary part of it. It asks the index
+// for k+1, and for twice as many while the last result still ties with
+// the k-th. The caller holds c.mu.
+func (c *Collection) searchTies(vec []float32, k int, opts *index.SearchOptions) ([]index.Result, error) {
+	for n := k + 1; ; n *= 2 {
+		res, err := c.idx.Search(nil, vec, n, opts)
+		if err != nil {
+			return nil, err
+		}
+		if len(res) < n || res[n-1].Distance != res[k-1].Distance {
+			slices.SortStableFunc(res, func(a, b index.Result) int {
+				if d := cmp.Compare(a.Distance, b.Distance); d != 0 {
+					return d
+				}
+				return strings.Compare(c.keys[a.Key], c.keys[b.Key])
+			})
+			return res[:min(len(res), k)], nil
+		}
+	}
 }
 
 // admitted returns the keys f admits when there are at most limit of them

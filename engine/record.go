@@ -14,7 +14,9 @@ import (
 // Record is one stored item of a collection.
 type Record struct {
 	// ID names the record within its collection: 1 to MaxIDLength bytes of
-	// valid UTF-8. Upsert assigns a UUID v4 when it is empty.
+	// valid UTF-8 (ErrInvalidID), without U+0000 (ErrInvalidRecord; Get
+	// and Delete still take such an ID, for records stored before it was
+	// refused). Upsert assigns a UUID v4 when it is empty.
 	ID string
 	// Vector is the embedding; its length is the collection's dimension.
 	// Under the cosine metric the stored vector is the one given (the index
@@ -52,6 +54,9 @@ const (
 func validateRecord(r *Record, name string) ([]byte, error) {
 	if err := validateID(r.ID); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if strings.IndexByte(r.ID, 0) >= 0 {
+		return nil, fmt.Errorf("%w: %s: id contains U+0000", ErrInvalidRecord, name)
 	}
 	if len(r.Content) > MaxContentLength {
 		return nil, fmt.Errorf("%w: %s: content is %d bytes, max %d", ErrInvalidRecord, name, len(r.Content), MaxContentLength)

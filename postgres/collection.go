@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -63,10 +65,14 @@ func (c *Collection) Upsert(ctx context.Context, records ...engine.Record) ([]st
 	ids := make([]string, len(records))
 	rows := make([]row, len(records))
 	seen := make(map[string]bool, len(records))
+	size := 0
 	for i, r := range records {
 		meta, err := engine.CheckRecord(c.cfg, i, r)
 		if err != nil {
 			return nil, err
+		}
+		if size += engine.RecordBytes(r, meta); size > engine.MaxBatchBytes {
+			return nil, engine.BatchTooLarge(len(records), i)
 		}
 		if r.ID == "" {
 			r.ID = uuid.NewString()
@@ -125,6 +131,12 @@ func (c *Collection) row(i int, r engine.Record, meta []byte) (row, error) {
 	return out, nil
 }
 
+// storable reports whether PostgreSQL text can hold s: valid UTF-8
+// without U+0000. Names and IDs that fail it cannot have been stored.
+func storable(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
 // hasNUL reports whether JSON text holds an escaped U+0000 in a string or
 // key (a \u0000 escape not itself escaped).
 func hasNUL(js []byte) bool {
@@ -153,6 +165,8 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 			return 0, err
 		}
 	}
+	// An ID that PostgreSQL text cannot hold was never stored.
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !storable(id) })
 	if len(ids) == 0 {
 		return 0, nil
 	}
@@ -172,6 +186,9 @@ func (c *Collection) Get(ctx context.Context, id string) (engine.Record, bool, e
 	}
 	if err := engine.CheckID(id); err != nil {
 		return engine.Record{}, false, err
+	}
+	if !storable(id) { // never stored: Upsert refuses it
+		return engine.Record{}, false, nil
 	}
 	var rec engine.Record
 	found := false
@@ -204,9 +221,15 @@ func (c *Collection) Scan(ctx context.Context, after string, limit int) ([]engin
 	if limit <= 0 {
 		return nil, "", fmt.Errorf("%w: limit %d, want > 0", engine.ErrBadQuery, limit)
 	}
+	// Byte order is the order of COLLATE "C" over UTF-8, and of bytea: an
+	// after that text cannot hold is compared as bytes (an exact scan).
+	where, arg := `id > $1`, any(after)
+	if !storable(after) {
+		where, arg = `convert_to(id, 'UTF8') > $1`, []byte(after)
+	}
 	var page []engine.Record
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		rows, err := c.s.pool.Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE id > $1 ORDER BY id LIMIT $2`, after, int64(limit)+1)
+		rows, err := c.s.pool.Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE `+where+` ORDER BY id LIMIT $2`, arg, int64(limit)+1)
 		if err != nil {
 			return err
 		}

@@ -13,9 +13,11 @@
 //
 // Open creates (or migrates) the schema under a transaction-scoped
 // advisory lock, so concurrent Opens are safe. The version of the schema
-// is kept in mnemo_schema; a newer one than this package knows is
-// ErrSchema. Collections are listed in mnemo_collections (name, config as
-// JSON); each has a table of its own, named by its numeric id so that any
+// is the one row of mnemo_schema; a version this package does not know
+// (newer, or below 1), more than one row, or none beside an existing
+// mnemo_collections is ErrSchema, and Open then changes nothing.
+// Collections are listed in mnemo_collections (name, config as JSON);
+// each has a table of its own, named by its numeric id so that any
 // collection name is safe:
 //
 //	mnemo_records_<id> (
@@ -50,7 +52,13 @@
 // is analyzed by the engine's analyzer (package engine/analysis) in the
 // client, and ranked by the engine's BM25 formula computed in SQL over the
 // stored term frequencies, so both backends tokenize and score alike.
-// Hybrid queries fuse the two sides with engine.Fuse. A filtered vector
+// Hybrid queries fuse the two sides with engine.FuseScores and rank them
+// with engine.SortHits. A vector or text side orders equal scores by
+// record ID, byte-wise, and when more records tie than it has places
+// keeps the smallest IDs (the HNSW index returns an arbitrary part of a
+// tie, so a tie at the K-th place is read again exactly); equal fused
+// scores keep the sides' order. The engine does the same, so both
+// backends return the same records in the same order for a tie. A filtered vector
 // query runs the HNSW index with pgvector's iterative scan and falls back
 // to an exact scan when that returns fewer than K hits, so it returns
 // min(K, admitted) hits as the engine does.
@@ -59,7 +67,7 @@
 // record whose content or metadata contains it is refused
 // (engine.ErrInvalidRecord wrapped with ErrUnsupported); pgvector indexes
 // at most 2000 dimensions (larger collections need engine.Flat) and
-// holds at most 16000; ties between equal scores are broken by ID.
+// holds at most 16000.
 //
 // # Durability and failures
 //

@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/mnemodb/mnemo/engine"
@@ -87,7 +86,7 @@ func (c *Collection) spread(ctx context.Context, q engine.Query, hits []engine.H
 		if err != nil {
 			return err
 		}
-		rows, err = pgx.CollectRows(r, func(r pgx.CollectableRow) (engine.Hit, error) { return c.scanHit(r) })
+		rows, _, err = c.collectRows(r)
 		return err
 	})
 	if err != nil {

@@ -1,9 +1,12 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -17,16 +20,19 @@ const maxEfSearch = 1000
 
 // Query answers a vector, text or hybrid query with the engine's
 // semantics (see engine.Collection.Query and the package doc): the same
-// checks, the same scores and ranks, hybrid fusion by engine.Fuse.
+// checks, the same scores and ranks, hybrid fusion by engine.FuseScores
+// and engine.SortHits. Each side orders equal scores by record ID.
 //
-// A vector query runs the HNSW index with hnsw.ef_search set to
-// max(Ef or the collection's EfSearch, K) (at most 1000) and pgvector's
-// iterative scan in strict order; with a filter, when the index returns
-// fewer than K hits, it is run again as an exact scan. Exact forces an
-// exact scan. A text query ranks every record holding a query term by
-// BM25 with the collection's statistics (an exact count of the table per
-// query). A hybrid query runs both sides for engine.FusionDepth
-// candidates in one round trip.
+// A vector query runs the HNSW index for K+1 records with hnsw.ef_search
+// set to max(Ef or the collection's EfSearch, K+1) (at most 1000) and
+// pgvector's iterative scan in strict order; when the K-th and the next
+// tie, the records at that distance are read again exactly (see
+// settleTies). With a filter, when the index returns fewer than K hits,
+// it is run again as an exact scan. Exact forces an exact scan. A text
+// query ranks every record holding a query term by BM25 with the
+// collection's statistics (an exact count of the table per query). A
+// hybrid query runs both sides for engine.FusionDepth candidates in one
+// round trip.
 func (c *Collection) Query(ctx context.Context, q engine.Query) ([]engine.Hit, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return nil, err
@@ -106,14 +112,15 @@ func merge(vec, txt []engine.Hit) []engine.Hit {
 }
 
 // sides runs the vector side (mode vector or hybrid) and the text side
-// (mode text or hybrid) of q for k candidates each, in one round trip.
+// (mode text or hybrid) of q for k candidates each, in one round trip
+// (two when the vector side's k-th place is a tie; see settleTies).
 func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode, k int, exact bool) (vec, txt []engine.Hit, err error) {
 	var b pgx.Batch
 	ef := q.Ef
 	if ef == 0 {
 		ef = c.cfg.EfSearch
 	}
-	ef = min(max(ef, k, 1), maxEfSearch)
+	ef = min(max(ef, k+1, 1), maxEfSearch)
 	b.Queue(`SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'strict_order', false)`, strconv.Itoa(ef))
 	var qv *pgvector.Vector
 	if q.Vector != nil {
@@ -133,17 +140,88 @@ func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode
 	if _, err := br.Exec(); err != nil {
 		return nil, nil, err
 	}
+	var raw []float64
 	if mode != engine.ModeText {
-		if vec, err = c.collectHits(br, false); err != nil {
+		if vec, raw, err = c.collectHits(br); err != nil {
 			return nil, nil, err
 		}
 	}
 	if mode != engine.ModeVector {
-		if txt, err = c.collectHits(br, true); err != nil {
+		if txt, _, err = c.collectHits(br); err != nil {
+			return nil, nil, err
+		}
+		for i := range txt {
+			txt[i].TextRank, txt[i].TextScore = i+1, txt[i].Score
+		}
+	}
+	if err := br.Close(); err != nil {
+		return nil, nil, err
+	}
+	if mode != engine.ModeText {
+		if vec, err = c.settleTies(ctx, q, qv, vec, raw, k); err != nil {
 			return nil, nil, err
 		}
 	}
-	return vec, txt, br.Close()
+	return vec, txt, nil
+}
+
+// settleTies makes the vector side's candidates the k nearest, records
+// at equal distances ordered by ID, so that when more records tie than
+// there is room for, the smallest IDs are kept. hits are the rows of
+// vectorSQL and raw their distances as SQL computed them. An index scan
+// returns up to k+1 rows and an arbitrary part of a tie; when rows k and
+// k+1 tie, the rows at that distance are read again exactly, in ID order,
+// for the places left. The hits come back nearest first and ranked from
+// 1, with their similarity as their score.
+func (c *Collection) settleTies(ctx context.Context, q engine.Query, qv *pgvector.Vector, hits []engine.Hit, raw []float64, k int) ([]engine.Hit, error) {
+	order := make([]int, len(hits))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if d := cmp.Compare(raw[a], raw[b]); d != 0 {
+			return d
+		}
+		return strings.Compare(hits[a].Record.ID, hits[b].Record.ID)
+	})
+	sorted := make([]engine.Hit, 0, min(len(hits), k))
+	if len(order) > k && raw[order[k]] == raw[order[k-1]] {
+		d := raw[order[k-1]]
+		for _, i := range order {
+			if raw[i] < d {
+				sorted = append(sorted, hits[i])
+			}
+		}
+		tied, err := c.tied(ctx, q, qv, d, k-len(sorted))
+		if err != nil {
+			return nil, err
+		}
+		sorted = append(sorted, tied...)
+	} else {
+		for _, i := range order[:min(len(order), k)] {
+			sorted = append(sorted, hits[i])
+		}
+	}
+	for i := range sorted {
+		sorted[i].Score, sorted[i].VectorRank = float64(sorted[i].Similarity), i+1
+	}
+	return sorted, nil
+}
+
+// tied returns up to n records that q's filter admits at distance d (as
+// SQL computes it) from q's vector, smallest IDs first: an exact scan.
+func (c *Collection) tied(ctx context.Context, q engine.Query, qv *pgvector.Vector, d float64, n int) ([]engine.Hit, error) {
+	var b sqlBuilder
+	dist := c.distanceSQL(b.arg(qv))
+	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ", dist, " = ", b.arg(d), "::float8 AND ")
+	filterSQL(&b, "t.metadata", q.Filter)
+	b.write(" ORDER BY t.id LIMIT ", b.arg(int64(n)))
+	rows, err := c.s.pool.Query(ctx, b.String(), b.args...)
+	if err != nil {
+		return nil, err
+	}
+	hits, _, err := c.collectRows(rows)
+	return hits, err
 }
 
 // distanceSQL is the distance of the metric to the parameter p: pgvector's
@@ -172,19 +250,22 @@ func (c *Collection) columns(q engine.Query, dist string) string {
 	return "t.id, t.content, t.metadata, " + emb + ", " + dist + "::float8"
 }
 
+// vectorSQL selects the k records nearest to qv, by pgvector's HNSW index
+// (k+1 of them: see settleTies) or, when exact or the collection has no
+// index, by an exact scan ordered by distance and ID.
 func (c *Collection) vectorSQL(q engine.Query, qv *pgvector.Vector, k int, exact bool) (string, []any) {
 	var b sqlBuilder
 	p := b.arg(qv)
 	dist := c.distanceSQL(p)
 	// ORDER BY the distance alone is what pgvector's index answers; an
 	// expression of it (or a second key) is an exact scan and sort.
-	order := dist
+	order, limit := dist, k+1
 	if exact || c.cfg.Index == engine.Flat {
-		order = dist + " + 0, t.id"
+		order, limit = dist+" + 0, t.id", k
 	}
 	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ")
 	filterSQL(&b, "t.metadata", q.Filter)
-	b.write(" ORDER BY ", order, " LIMIT ", b.arg(int64(k)))
+	b.write(" ORDER BY ", order, " LIMIT ", b.arg(int64(limit)))
 	return b.String(), b.args
 }
 
@@ -232,46 +313,49 @@ SELECT * FROM c WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT `, b.arg(i
 	return b.String(), b.args
 }
 
-// collectHits reads one side's rows into hits ranked from 1.
-func (c *Collection) collectHits(br pgx.BatchResults, text bool) ([]engine.Hit, error) {
+// collectHits reads the next result of a batch (see collectRows).
+func (c *Collection) collectHits(br pgx.BatchResults) ([]engine.Hit, []float64, error) {
 	rows, err := br.Query()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	rank := 0
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Hit, error) {
-		h, err := c.scanHit(r)
-		if err != nil {
-			return h, err
-		}
-		rank++
-		if text {
-			h.TextRank, h.TextScore = rank, h.Score
-		} else {
-			h.VectorRank, h.Score = rank, float64(h.Similarity)
-		}
-		return h, nil
-	})
+	return c.collectRows(rows)
 }
 
-// scanHit reads a row of columns and a score (NULL: 0) into a hit.
-func (c *Collection) scanHit(r pgx.CollectableRow) (engine.Hit, error) {
+// collectRows reads rows of columns and a score into hits, in the rows'
+// order, and each row's distance as SQL computed it (see scanHit).
+func (c *Collection) collectRows(rows pgx.Rows) ([]engine.Hit, []float64, error) {
+	var raw []float64
+	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Hit, error) {
+		h, d, err := c.scanHit(r)
+		raw = append(raw, d)
+		return h, err
+	})
+	return hits, raw, err
+}
+
+// scanHit reads a row of columns and a score (NULL: 0) into a hit, and
+// returns the distance as SQL computed it (NaN when NULL): for L2 the
+// root of the hit's Distance.
+func (c *Collection) scanHit(r pgx.CollectableRow) (engine.Hit, float64, error) {
 	var h engine.Hit
 	var vec *pgvector.Vector
 	var meta []byte
 	var dist, score *float64
 	if err := r.Scan(&h.Record.ID, &h.Record.Content, &meta, &vec, &dist, &score); err != nil {
-		return h, err
+		return h, 0, err
 	}
 	if vec != nil {
 		h.Record.Vector = vec.Slice()
 	}
 	var err error
 	if h.Record.Metadata, err = decodeMetadata(h.Record.ID, meta); err != nil {
-		return h, err
+		return h, 0, err
 	}
+	raw := math.NaN()
 	if dist != nil {
-		d := *dist
+		raw = *dist
+		d := raw
 		if c.cfg.Metric == engine.L2 {
 			d *= d
 		}
@@ -281,5 +365,5 @@ func (c *Collection) scanHit(r pgx.CollectableRow) (engine.Hit, error) {
 	if score != nil {
 		h.Score = *score
 	}
-	return h, nil
+	return h, raw, nil
 }

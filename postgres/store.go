@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,7 +108,12 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 // changes ("mnemo" in ASCII).
 const schemaLock = 0x6d6e656d6f
 
-// migrate brings the schema to SchemaVersion.
+// migrate brings the schema to SchemaVersion, creating it in a database
+// (schema) that has none. mnemo_schema must hold exactly one row, of a
+// version from 1 to SchemaVersion (an older one is migrated), and then
+// mnemo_collections must exist; mnemo_schema without a row is a new
+// database only when mnemo_collections does not exist either. Any other
+// state is ErrSchema, naming what it found, and is left as it was.
 func migrate(ctx context.Context, conn *pgx.Conn) error {
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
@@ -119,13 +125,36 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS mnemo_schema (version integer NOT NULL)`); err != nil {
 			return err
 		}
-		version := 0
-		err := tx.QueryRow(ctx, `SELECT version FROM mnemo_schema`).Scan(&version)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		rows, err := tx.Query(ctx, `SELECT version FROM mnemo_schema`)
+		if err != nil {
 			return err
 		}
-		if version > SchemaVersion {
-			return fmt.Errorf("%w: the database has mnemo schema version %d; this version knows %d", ErrSchema, version, SchemaVersion)
+		versions, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		// mnemo_collections in the schema mnemo_schema is in: where the
+		// statements below create it, and the first on the search path.
+		var catalog bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
+			WHERE c.relname = 'mnemo_collections' AND c.relnamespace = (SELECT relnamespace FROM pg_catalog.pg_class WHERE oid = 'mnemo_schema'::regclass))`).Scan(&catalog); err != nil {
+			return err
+		}
+		version := int64(0) // a new database
+		switch {
+		case len(versions) > 1:
+			slices.Sort(versions)
+			return fmt.Errorf("%w: mnemo_schema holds %d rows (versions %v), want one", ErrSchema, len(versions), versions)
+		case len(versions) == 0 && catalog:
+			return fmt.Errorf("%w: mnemo_schema holds no version, but mnemo_collections exists", ErrSchema)
+		case len(versions) == 1:
+			version = versions[0]
+			if version < 1 || version > SchemaVersion {
+				return fmt.Errorf("%w: the database has mnemo schema version %d; this version knows 1 to %d", ErrSchema, version, SchemaVersion)
+			}
+			if !catalog {
+				return fmt.Errorf("%w: the database has mnemo schema version %d but no mnemo_collections table", ErrSchema, version)
+			}
 		}
 		for v := version + 1; v <= SchemaVersion; v++ {
 			for _, stmt := range migrations[v-1] {
@@ -302,6 +331,9 @@ func (s *Store) collection(ctx context.Context, name string) (*Collection, error
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
+	if !storable(name) { // never created: CreateCollection refuses it
+		return nil, fmt.Errorf("%w: %q", engine.ErrCollectionNotFound, name)
+	}
 	var c *Collection
 	err := s.do(ctx, func(ctx context.Context) error {
 		var id int64
@@ -346,6 +378,9 @@ func (s *Store) Collections(ctx context.Context) ([]string, error) {
 func (s *Store) DropCollection(ctx context.Context, name string) error {
 	if err := s.enter(ctx); err != nil {
 		return err
+	}
+	if !storable(name) {
+		return fmt.Errorf("%w: %q", engine.ErrCollectionNotFound, name)
 	}
 	return s.do(ctx, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

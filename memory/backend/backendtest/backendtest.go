@@ -39,6 +39,7 @@ func Run(t *testing.T, open Factory) {
 		{"VectorQuery", testVectorQuery},
 		{"TextQuery", testTextQuery},
 		{"HybridQuery", testHybridQuery},
+		{"Ties", testTies},
 		{"ConcurrentWriters", testConcurrentWriters},
 	}
 	for _, tc := range tests {
@@ -96,9 +97,12 @@ func testCollections(t *testing.T, s backend.Store) {
 	if _, err := s.CreateCollection(ctx, "b-notes", engine.CollectionConfig{Dimension: 4, Embedder: "other/v1/4"}); !errors.Is(err, engine.ErrCollectionExists) {
 		t.Fatalf("CreateCollection with another embedder: %v, want ErrCollectionExists", err)
 	}
-	for _, name := range []string{"", strings.Repeat("x", 257), "a\x00b", "tab\there"} {
+	for _, name := range []string{"", strings.Repeat("x", 257), "a\x00b", "tab\there", "a\xffb", "\xc3("} {
 		if _, err := s.CreateCollection(ctx, name, cfg); !errors.Is(err, engine.ErrInvalidConfig) {
 			t.Errorf("CreateCollection(%q): %v, want ErrInvalidConfig", name, err)
+		}
+		if _, err := s.Collection(ctx, name); !errors.Is(err, engine.ErrCollectionNotFound) {
+			t.Errorf("Collection(%q): %v, want ErrCollectionNotFound", name, err)
 		}
 	}
 	if _, err := s.CreateCollection(ctx, "zero", engine.CollectionConfig{}); !errors.Is(err, engine.ErrInvalidConfig) {
@@ -315,6 +319,10 @@ func testBadRecords(t *testing.T, s backend.Store) {
 		{"metadata too deep", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: deep}, engine.ErrInvalidRecord},
 		{"metadata too large", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"s": strings.Repeat("x", engine.MaxMetadataBytes)}}, engine.ErrInvalidRecord},
 		{"metadata key not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"\xff": 1}}, engine.ErrInvalidRecord},
+		{"metadata nested key not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"m": map[string]any{"\xfe": 1}}}, engine.ErrInvalidRecord},
+		{"metadata string not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"s": "a\xffb"}}, engine.ErrInvalidRecord},
+		{"metadata list string not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"l": []any{"ok", "\xc3("}}}, engine.ErrInvalidRecord},
+		{"id with NUL", engine.Record{ID: "a\x00b", Vector: []float32{1, 2, 3}}, engine.ErrInvalidRecord},
 		{"metadata unencodable", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"f": func() {}}}, engine.ErrInvalidRecord},
 	}
 	for _, tc := range cases {
@@ -333,6 +341,12 @@ func testBadRecords(t *testing.T, s backend.Store) {
 	if !errors.Is(err, engine.ErrInvalidRecord) {
 		t.Fatalf("a batch with one id twice: %v, want ErrInvalidRecord", err)
 	}
+	if _, ok, err := c.Get(ctx, "a\x00b"); ok || err != nil {
+		t.Errorf("Get of an id with NUL: %v, %v; want not found", ok, err)
+	}
+	if n, err := c.Delete(ctx, "a\x00b"); n != 0 || err != nil {
+		t.Errorf("Delete of an id with NUL: %d, %v; want 0", n, err)
+	}
 	for _, id := range []string{"", strings.Repeat("i", engine.MaxIDLength+1), "\xff"} {
 		if _, _, err := c.Get(ctx, id); !errors.Is(err, engine.ErrInvalidID) {
 			t.Errorf("Get(%q): %v, want ErrInvalidID", id, err)
@@ -340,6 +354,19 @@ func testBadRecords(t *testing.T, s backend.Store) {
 		if _, err := c.Delete(ctx, "ok", id); !errors.Is(err, engine.ErrInvalidID) {
 			t.Errorf("Delete(%q): %v, want ErrInvalidID", id, err)
 		}
+	}
+	// A batch over MaxBatchBytes (each record under the content limit; one
+	// string shared by all, so the test holds little memory).
+	big := strings.Repeat("x", engine.MaxContentLength-1)
+	var batch []engine.Record
+	for i := range engine.MaxBatchBytes/len(big) + 2 {
+		batch = append(batch, engine.Record{ID: fmt.Sprint("big", i), Vector: []float32{1, 2, 3}, Content: big})
+	}
+	if _, err := c.Upsert(ctx, batch...); !errors.Is(err, engine.ErrBatchTooLarge) {
+		t.Errorf("a batch over MaxBatchBytes: %v, want ErrBatchTooLarge", err)
+	}
+	if _, ok, _ := c.Get(ctx, "big0"); ok {
+		t.Error("a batch refused as too large stored its first record")
 	}
 	l2 := mustCreate(t, s, "bad-l2", engine.CollectionConfig{Dimension: 2, Metric: engine.L2})
 	if _, err := l2.Upsert(ctx, engine.Record{ID: "zero", Vector: []float32{0, 0}}); err != nil {

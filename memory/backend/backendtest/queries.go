@@ -100,6 +100,19 @@ func pair(t *testing.T, s backend.Store, name string, cfg engine.CollectionConfi
 	return got, want
 }
 
+// pairReversed is pair with recs stored last first, one per batch: a
+// backend that breaks ties by storage order instead of ID shows it.
+func pairReversed(t *testing.T, s backend.Store, name string, cfg engine.CollectionConfig, recs []engine.Record) (got, want backend.Collection) {
+	t.Helper()
+	got = mustCreate(t, s, name, cfg)
+	want = mustCreate(t, reference(t), name, cfg)
+	for i := len(recs) - 1; i >= 0; i-- {
+		mustUpsert(t, got, recs[i])
+		mustUpsert(t, want, recs[i])
+	}
+	return got, want
+}
+
 func testVectorQuery(t *testing.T, s backend.Store) {
 	ctx := context.Background()
 	recs := corpus(1, 300, 8)
