@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -15,11 +17,19 @@ import (
 //
 // TryLock takes a session-level advisory lock, keyed by a 64-bit hash of
 // the schema and the name (hashtextextended, computed by the server), on
-// a connection of its own: not one of the pool's, which the pool may
-// close or recycle, and which Close would otherwise wait for. The
-// connection lives as long as the lock. When the server ends it (a
-// restart, a killed backend), the lock is gone with it and another
-// handle may take it.
+// one connection the Store keeps for its locks: not one of the pool's,
+// which the pool may close or recycle and which Close would wait for.
+// Every lock a Store holds lives on that connection, so a Store costs the
+// server one connection for its locks however many it holds. The server
+// reentrantly grants a session a lock it already holds, so the Store also
+// keeps the names it holds and refuses a second TryLock of one.
+//
+// When the server ends that connection (a restart, an idle timeout, an
+// administrator's pg_terminate_backend), every lock on it is gone, and
+// another Store may take them. Lock.Check tells: it asks the server on
+// the lock connection, and fails with backend.ErrLockLost once the
+// connection the lock was taken on is gone, even after the Store has
+// connected again for new locks.
 
 // lockKeySQL is the advisory lock key of a name in the current schema.
 const lockKeySQL = `SELECT hashtextextended(current_schema() || '/mnemo-lock/' || $1, 0)`
@@ -34,52 +44,74 @@ const holderSQL = `SELECT l.pid, coalesce(a.application_name, ''), coalesce(host
 	AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 	LIMIT 1`
 
+// lockReleaseTimeout bounds Unlock's round trip to the server.
+const lockReleaseTimeout = 5 * time.Second
+
+// lockConn is a Store's connection for its locks.
+type lockConn struct {
+	mu   sync.Mutex // guards the fields, and serialises use of conn
+	conn *pgx.Conn  // nil until the first TryLock, and after it failed
+	gen  int        // counts connections: a lock taken on an older one is lost
+	held map[string]bool
+}
+
 // TryLock takes the lock called name for this Store, without waiting: a
 // server-side advisory lock, so every Store on the same database and
-// schema, in this process or any other, sees it. While another handle
-// holds it, TryLock fails with an error wrapping backend.ErrLocked that
-// names the holder's server process. The lock holds a connection of its
-// own until Unlock or the Store's Close.
+// schema, in this process or any other, sees it. While another Store
+// holds it, or this one does, TryLock fails with an error wrapping
+// backend.ErrLocked that names the holder's server process. A name that
+// is not UTF-8 or holds U+0000 is engine.ErrInvalidConfig. The lock holds
+// until Unlock, Close, or the end of the Store's lock connection (see
+// Lock.Check).
 func (s *Store) TryLock(ctx context.Context, name string) (backend.Lock, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	var l *lock
+	if !storable(name) || !utf8.ValidString(name) {
+		return nil, fmt.Errorf("%w: lock name %q: want UTF-8 without U+0000", engine.ErrInvalidConfig, name)
+	}
+	lc := &s.locks
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.held[name] {
+		return nil, fmt.Errorf("%w: %q is held by another handle on this Store", backend.ErrLocked, name)
+	}
+	var key int64
 	err := s.do(ctx, func(ctx context.Context) error {
-		conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
-		if err != nil {
-			return err
+		if lc.conn == nil || lc.conn.IsClosed() {
+			if lc.conn != nil {
+				lc.conn.Close(context.Background())
+			}
+			lc.conn = nil
+			conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+			if err != nil {
+				return err
+			}
+			lc.conn, lc.gen, lc.held = conn, lc.gen+1, map[string]bool{}
 		}
-		var key int64
 		var ok bool
-		err = conn.QueryRow(ctx, lockKeySQL, name).Scan(&key)
+		err := lc.conn.QueryRow(ctx, lockKeySQL, name).Scan(&key)
 		if err == nil {
-			err = conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok)
+			err = lc.conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok)
 		}
 		if err == nil && !ok {
-			err = holderError(ctx, conn, name, key)
+			return holderError(ctx, lc.conn, name, key)
 		}
-		if err != nil {
-			conn.Close(context.Background())
-			return err
+		if err != nil && lc.conn.IsClosed() {
+			lc.conn = nil // connect again on the retry
 		}
-		l = &lock{s: s, conn: conn, key: key}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	s.locks.Lock()
-	defer s.locks.Unlock()
-	if s.closed.Load() { // closed meanwhile: Close did not see this lock
-		l.conn.Close(context.Background())
+	if s.closed.Load() { // closed meanwhile: Close may not have seen this lock
+		lc.conn.Close(context.Background())
+		lc.conn = nil
 		return nil, engine.ErrClosed
 	}
-	if s.locks.held == nil {
-		s.locks.held = map[*lock]bool{}
-	}
-	s.locks.held[l] = true
-	return l, nil
+	lc.held[name] = true
+	return &lock{s: s, name: name, key: key, gen: lc.gen}, nil
 }
 
 // holderError is the ErrLocked of a lock another session holds.
@@ -97,38 +129,81 @@ func holderError(ctx context.Context, conn *pgx.Conn, name string, key int64) er
 	return fmt.Errorf("%w: %q is held by server process %d (client %s%s)", backend.ErrLocked, name, pid, addr, app)
 }
 
-// lock is an advisory lock held on its own connection.
+// lock is an advisory lock held on the Store's lock connection number gen.
 type lock struct {
 	s    *Store
-	once sync.Once
-	conn *pgx.Conn
+	name string
 	key  int64
+	gen  int
+	done bool // guarded by s.locks.mu
 }
 
-// Unlock releases the lock by closing its connection (the server drops a
-// session's advisory locks with it).
+// current reports whether the lock is still on the live lock connection.
+// The caller holds s.locks.mu.
+func (l *lock) current() bool {
+	lc := &l.s.locks
+	return !l.done && lc.conn != nil && !lc.conn.IsClosed() && lc.gen == l.gen
+}
+
+// Check reports whether the lock is still held: nil when the server
+// answers on the connection it was taken on, backend.ErrLockLost when
+// that connection has ended (and the server released the lock with it),
+// or the error of a server that did not answer.
+func (l *lock) Check(ctx context.Context) error {
+	lc := &l.s.locks
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if !l.current() {
+		return fmt.Errorf("%w: %q (its connection to the server ended)", backend.ErrLockLost, l.name)
+	}
+	if _, err := lc.conn.Exec(ctx, `SELECT 1`); err != nil {
+		if lc.conn.IsClosed() {
+			return fmt.Errorf("%w: %q (its connection to the server ended: %v)", backend.ErrLockLost, l.name, err)
+		}
+		return fmt.Errorf("postgres: check lock %q: %w", l.name, err)
+	}
+	return nil
+}
+
+// Unlock releases the lock on the server before it returns, so that
+// another Store may take it at once.
 func (l *lock) Unlock() error {
-	var err error
-	l.once.Do(func() {
-		l.s.locks.Lock()
-		delete(l.s.locks.held, l)
-		l.s.locks.Unlock()
-		err = l.conn.Close(context.Background())
-	})
-	return err
+	lc := &l.s.locks
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if l.done {
+		return nil
+	}
+	l.done = true
+	if lc.gen != l.gen || lc.conn == nil {
+		return nil // lost with its connection: nothing to release
+	}
+	delete(lc.held, l.name)
+	ctx, cancel := context.WithTimeout(context.Background(), lockReleaseTimeout)
+	defer cancel()
+	if _, err := lc.conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, l.key); err != nil {
+		// The session's lock cannot be told apart from a stuck one:
+		// end the session, which releases every lock on it (the others
+		// find out through Check).
+		lc.conn.Close(context.Background())
+		lc.conn = nil
+		return fmt.Errorf("postgres: unlock %q: %w", l.name, err)
+	}
+	return nil
 }
 
-// releaseLocks releases every lock the Store holds. The caller is Close.
+// releaseLocks ends the lock connection, releasing every lock on it. The
+// caller is Close, after the pool drained: no write under a lock is in
+// flight any more.
 func (s *Store) releaseLocks() {
-	s.locks.Lock()
-	held := make([]*lock, 0, len(s.locks.held))
-	for l := range s.locks.held {
-		held = append(held, l)
+	lc := &s.locks
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if lc.conn != nil {
+		lc.conn.Close(context.Background())
+		lc.conn = nil
 	}
-	s.locks.Unlock()
-	for _, l := range held {
-		l.Unlock()
-	}
+	lc.gen++
 }
 
 var _ backend.Locker = (*Store)(nil)

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -56,10 +55,7 @@ type Store struct {
 	retry  time.Duration
 	closed atomic.Bool
 
-	locks struct { // advisory locks taken by TryLock (lock.go)
-		sync.Mutex
-		held map[*lock]bool
-	}
+	locks lockConn // advisory locks taken by TryLock (lock.go)
 }
 
 var _ backend.Store = (*Store)(nil)
@@ -188,8 +184,8 @@ func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
 	}
+	s.pool.Close() // waits for the calls in flight, writes under a lock among them
 	s.releaseLocks()
-	s.pool.Close()
 	return nil
 }
 

@@ -14,4 +14,8 @@ var (
 	// this process or, on a server, in any process); the message names the
 	// holder where the backend can tell.
 	ErrLocked = errors.New("backend: locked by another handle")
+	// ErrLockLost reports a lock that is no longer held although it was
+	// not unlocked: on a server, the connection that held it ended, and
+	// another handle may have taken it since (see Lock.Check).
+	ErrLockLost = errors.New("backend: lock lost")
 )

@@ -25,22 +25,44 @@ type Locker interface {
 
 // Lock is a lock a Locker granted.
 type Lock interface {
+	// Check reports whether the lock is still held: nil, or an error
+	// wrapping ErrLockLost when it was lost without an Unlock (a server
+	// ended the connection that held it), or the error of a server that
+	// did not answer. A holder checks before each write that only the
+	// holder may make.
+	Check(ctx context.Context) error
 	// Unlock releases the lock; a second call does nothing.
 	Unlock() error
 }
 
-// TryLock takes the lock called name in s when s is a Locker; a Store that
-// is not one holds no locks, and gets a Lock that does nothing.
+// Unwrapper is implemented by a Store that wraps another (to trace or
+// count its calls, say): TryLock takes its locks from the Store it wraps.
+type Unwrapper interface {
+	Unwrap() Store
+}
+
+// TryLock takes the lock called name in s when s is a Locker, or wraps
+// one (Unwrapper); a Store that is neither holds no locks, and gets a
+// Lock that does nothing: then nothing keeps two handles from taking the
+// same name.
 func TryLock(ctx context.Context, s Store, name string) (Lock, error) {
-	if l, ok := s.(Locker); ok {
-		return l.TryLock(ctx, name)
+	for s != nil {
+		if l, ok := s.(Locker); ok {
+			return l.TryLock(ctx, name)
+		}
+		u, ok := s.(Unwrapper)
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
 	}
 	return noLock{}, nil
 }
 
 type noLock struct{}
 
-func (noLock) Unlock() error { return nil }
+func (noLock) Check(context.Context) error { return nil }
+func (noLock) Unlock() error               { return nil }
 
 // engineLocks are the locks held on engine databases in this process. An
 // engine database is held weakly, so a lock never released (its holder
@@ -85,6 +107,11 @@ type engineLockHandle struct {
 	once sync.Once
 	k    engineLock
 }
+
+// Check reports nil: an engine database is held by one process, and a
+// lock in it is lost only by closing the database, after which its
+// holder's writes fail with engine.ErrClosed anyway.
+func (l *engineLockHandle) Check(ctx context.Context) error { return ctx.Err() }
 
 func (l *engineLockHandle) Unlock() error {
 	l.once.Do(func() {

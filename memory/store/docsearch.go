@@ -74,6 +74,9 @@ func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
 		if err != nil {
 			return err
 		}
+		if len(vecs) != len(texts) {
+			return fmt.Errorf("%w: %s returned %d vectors for %d documents", embed.ErrResponse, x.space.Embedder().Identity(), len(vecs), len(texts))
+		}
 		var recs []engine.Record
 		var indexed, blank []string
 		for i, p := range stale {

@@ -26,6 +26,15 @@ var (
 	// ErrSessionOpen reports a NewStored of a session that is already open on
 	// the same database in this process (until that window is closed).
 	ErrSessionOpen = errors.New("window: session already open")
+	// ErrSessionLost reports a write to a stored window whose session
+	// lock was lost (on a server, the connection that held it ended):
+	// another window may have taken the session since, so this one
+	// writes nothing more. Close it and open the session again.
+	ErrSessionLost = errors.New("window: session lock lost")
+	// ErrRecall wraps a failure of recall in Context (the embedder or the
+	// recall index failed); Context then returns the window without the
+	// recalled rounds, which is usable as it is, with the error.
+	ErrRecall = errors.New("window: recall failed")
 	// ErrClosed reports a call on a window after its Close.
 	ErrClosed = errors.New("window: closed")
 )

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo/engine"
@@ -87,8 +89,8 @@ func NewStoredIn(ctx context.Context, db backend.Store, session string, budget i
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
-	if session == "" || !utf8.ValidString(session) || len(session) > maxSession {
-		return nil, fmt.Errorf("%w: session name %q: want 1 to %d bytes of UTF-8", ErrInvalid, session, maxSession)
+	if session == "" || !utf8.ValidString(session) || len(session) > maxSession || strings.ContainsFunc(session, unicode.IsControl) {
+		return nil, fmt.Errorf("%w: session name %q: want 1 to %d bytes of UTF-8 without control characters", ErrInvalid, session, maxSession)
 	}
 	w, err := New(budget, opts)
 	if err != nil {
@@ -214,11 +216,65 @@ func (w *Window) persist(ctx context.Context, seq int, e entry) error {
 	}
 	if w.trimPending {
 		if err := w.trim(ctx, seq); err != nil {
-			return err
+			return w.unsure(err)
 		}
 	}
 	_, err := w.st.messages.Upsert(ctx, messageRecord(seq, e))
+	return w.unsure(err)
+}
+
+// writable checks, before a write, that a stored window may write: that the
+// session's lock is still held (on a server, the connection holding it may
+// have ended, and another window taken the session since), and that the
+// window holds what is stored (after a write whose outcome was unknown,
+// it reads the session again first). The caller holds w.mu.
+func (w *Window) writable(ctx context.Context) error {
+	if w.st == nil {
+		return nil
+	}
+	if w.lost != nil {
+		return w.lost
+	}
+	if w.st.session != nil {
+		err := w.st.session.Check(ctx)
+		if errors.Is(err, backend.ErrLockLost) {
+			w.lost = fmt.Errorf("%w: %w", ErrSessionLost, err)
+			return w.lost
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return w.resync(ctx)
+}
+
+// unsure notes that a write failed with err: on a server, a write whose
+// reply was lost (a deadline, a broken connection) may have been stored
+// all the same, so the window reads the session again before its next
+// call (resync). It returns err.
+func (w *Window) unsure(err error) error {
+	if err != nil {
+		w.reload = true
+	}
 	return err
+}
+
+// resync reads the stored session again when a write's outcome was
+// unknown, so that the window holds exactly what is stored (a trim a
+// SetMessages left is finished, the recall index checked). The caller
+// holds w.mu.
+func (w *Window) resync(ctx context.Context) error {
+	if !w.reload || w.st == nil || w.st.messages == nil {
+		return nil
+	}
+	msgs, calls, separated := w.msgs, w.calls, w.separated
+	w.msgs, w.calls, w.separated, w.trimPending = nil, newToolCalls(), false, false
+	if err := w.load(ctx); err != nil {
+		w.msgs, w.calls, w.separated = msgs, calls, separated
+		return err
+	}
+	w.reload, w.staleAll = false, true
+	return nil
 }
 
 // persistAll replaces the stored messages with es, atomically as far as
@@ -240,7 +296,7 @@ func (w *Window) persistAll(ctx context.Context, es []entry) (written bool, err 
 	}
 	recs = append(recs, trimRecord(len(es)))
 	if _, err := w.st.messages.Upsert(ctx, recs...); err != nil {
-		return false, err
+		return false, w.unsure(err)
 	}
 	w.trimPending = true
 	return true, w.trim(ctx, len(es))
@@ -415,34 +471,54 @@ func (w *Window) sync(ctx context.Context, c backend.Collection, rs []round) err
 // rounds with nothing to embed lose their entry, and so do the entries
 // named in drop. The caller holds w.mu.
 func (w *Window) reindex(ctx context.Context, c backend.Collection, rs []round, drop ...string) error {
-	var recs []engine.Record
-	for i := range w.stale {
-		if i < 0 || i >= len(rs) {
-			continue
-		}
-		text := w.roundText(rs[i])
-		v, err := w.st.space.Vector(ctx, "round", text)
-		if errors.Is(err, errNothing) {
-			drop = append(drop, strconv.Itoa(i))
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		recs = append(recs, roundRecord(i, v, text))
-	}
-	if len(recs) > 0 {
-		if _, err := c.Upsert(ctx, recs...); err != nil {
-			return err
-		}
-	}
 	if len(drop) > 0 {
 		if _, err := c.Delete(ctx, drop...); err != nil {
 			return err
 		}
 	}
+	stale := slices.Sorted(maps.Keys(w.stale))
+	// In batches, each committed on its own and struck off w.stale, so a
+	// long repair that a deadline or a failure cuts short keeps what it
+	// did, and the next call goes on from there.
+	for len(stale) > 0 {
+		n := min(len(stale), reindexBatch)
+		var recs []engine.Record
+		var nothing []string
+		for _, i := range stale[:n] {
+			if i < 0 || i >= len(rs) {
+				continue
+			}
+			text := w.roundText(rs[i])
+			v, err := w.st.space.Vector(ctx, "round", text)
+			if errors.Is(err, errNothing) {
+				nothing = append(nothing, strconv.Itoa(i))
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			recs = append(recs, roundRecord(i, v, text))
+		}
+		if len(recs) > 0 {
+			if _, err := c.Upsert(ctx, recs...); err != nil {
+				return err
+			}
+		}
+		if len(nothing) > 0 {
+			if _, err := c.Delete(ctx, nothing...); err != nil {
+				return err
+			}
+		}
+		for _, i := range stale[:n] {
+			delete(w.stale, i)
+		}
+		stale = stale[n:]
+	}
 	return nil
 }
+
+// reindexBatch is how many rounds reindex writes in one batch.
+const reindexBatch = 64
 
 // roundRecord is round i's record in the recall index: its text for the
 // full-text side, its number for the filter and for neighbour spreading.

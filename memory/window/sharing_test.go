@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/memtest"
 	"github.com/mnemodb/mnemo/postgres"
@@ -358,5 +361,150 @@ func TestSessionWriterProcess(t *testing.T) {
 	io.Copy(io.Discard, os.Stdin)
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSessionLost: the server ends the connection holding a window's
+// session lock; the window's next write fails with ErrSessionLost instead
+// of overwriting what a second window, which may now take the session,
+// records.
+func TestSessionLost(t *testing.T) {
+	dsn := pgtest.NewDSN(t)
+	ctx := context.Background()
+	a, b := memtest.OpenPG(t, dsn), memtest.OpenPG(t, dsn)
+	wa, err := NewStoredIn(ctx, a, "s", 1000, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wa.Close()
+	mustRecord(t, wa, Message{Role: User, Content: "A0"})
+	// End the holder's lock connection, as an administrator or an idle
+	// timeout would.
+	if _, err := b.Collections(ctx); err != nil {
+		t.Fatal(err)
+	}
+	killLockHolders(t, dsn)
+	if err := wa.Record(ctx, Message{Role: User, Content: "A1"}); !errors.Is(err, ErrSessionLost) {
+		t.Fatalf("Record after the lock was lost: %v, want ErrSessionLost", err)
+	}
+	wb, err := NewStoredIn(ctx, b, "s", 1000, nil)
+	if err != nil {
+		t.Fatalf("the second window: %v", err)
+	}
+	defer wb.Close()
+	mustRecord(t, wb, Message{Role: User, Content: "B0"})
+	if err := wa.Record(ctx, Message{Role: User, Content: "A2"}); !errors.Is(err, ErrSessionLost) {
+		t.Fatalf("a later Record of the first window: %v, want ErrSessionLost", err)
+	}
+	h, _ := wb.History(ctx)
+	if contents(h) != "A0 B0" {
+		t.Fatalf("stored %q, want A0 B0", contents(h))
+	}
+}
+
+// killLockHolders ends every server session holding an advisory lock.
+func killLockHolders(t *testing.T, dsn string) {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
+		WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("terminated %d lock holders: %v", n, err)
+	}
+}
+
+// TestUnknownOutcome: a write whose reply is lost (a deadline, a broken
+// connection) after the store committed it returns an error; the window
+// then reads the session again, so it shows what is stored and its next
+// write does not land over it.
+func TestUnknownOutcome(t *testing.T) {
+	ctx := context.Background()
+	lost := errors.New("reply lost")
+	var loseReply atomic.Bool
+	base := memtest.Store(t)
+	s := &memtest.Faulty{Store: base, Hook: func(ctx context.Context, op, name string) error {
+		if loseReply.Load() && op == "upsert" && strings.HasSuffix(name, ".messages") {
+			loseReply.Store(false)
+			c, err := base.Collection(ctx, name)
+			if err != nil {
+				return err
+			}
+			return errors.Join(lost, commitThenFail(ctx, c))
+		}
+		return nil
+	}}
+	w, err := NewStoredIn(ctx, s, "u", 1000, &Options{Recall: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	mustRecord(t, w, Message{Role: User, Content: "first"})
+	pendingWrite = &Message{Role: Assistant, Content: "committed, reply lost"}
+	loseReply.Store(true)
+	if err := w.Record(ctx, *pendingWrite); !errors.Is(err, lost) {
+		t.Fatalf("Record whose reply was lost: %v", err)
+	}
+	h, err := w.History(ctx)
+	if err != nil || contents(h) != "first committed, reply lost" {
+		t.Fatalf("History after the lost reply: %q, %v; want what is stored", contents(h), err)
+	}
+	mustRecord(t, w, Message{Role: User, Content: "next"})
+	h, _ = w.History(ctx)
+	if contents(h) != "first committed, reply lost next" {
+		t.Fatalf("History = %q", contents(h))
+	}
+	checkRecall(t, w)
+}
+
+// pendingWrite is the message commitThenFail stores, as the write whose
+// reply is lost would have.
+var pendingWrite *Message
+
+// commitThenFail stores pendingWrite as message 1 of the session.
+func commitThenFail(ctx context.Context, c backend.Collection) error {
+	_, err := c.Upsert(ctx, messageRecord(1, entry{m: *pendingWrite}))
+	return err
+}
+
+// TestBadSessionNames: control characters are refused like other bad
+// names, with ErrInvalid, on every backend.
+func TestBadSessionNames(t *testing.T) {
+	s := memtest.Store(t)
+	for _, name := range []string{"a\x00b", "tab\there", "line\nfeed", "del\x7f"} {
+		if _, err := NewStoredIn(context.Background(), s, name, 100, nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("session %q: %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+// noVectors is an embedder that answers with no vectors at all.
+type noVectors struct{ embed.Embedder }
+
+func (noVectors) Embed(context.Context, []string) ([][]float32, error) { return nil, nil }
+
+// TestRecallFailure: an embedder that answers with nothing makes recall
+// fail, not panic: Record stores the message, and Context returns the
+// window without recall and an error wrapping ErrRecall.
+func TestRecallFailure(t *testing.T) {
+	ctx := context.Background()
+	h, _ := embed.NewHashing(0)
+	w, err := NewStoredIn(ctx, memtest.Store(t), "r", 10, &Options{Recall: true, Embedder: noVectors{h}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 6 {
+		mustRecord(t, w, Message{Role: User, Content: fmt.Sprintf("message number %d about things", i)})
+	}
+	got, err := w.Context(ctx)
+	if !errors.Is(err, ErrRecall) || !errors.Is(err, embed.ErrResponse) {
+		t.Fatalf("Context with a broken embedder: %v, want ErrRecall wrapping embed.ErrResponse", err)
+	}
+	if len(got) == 0 || got[len(got)-1].Content != "message number 5 about things" {
+		t.Fatalf("Context returned %v with the error, want the window", got)
 	}
 }

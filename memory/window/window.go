@@ -156,6 +156,11 @@ type Window struct {
 	// trimPending is set while stored messages past len(msgs) may remain
 	// from a SetMessages (see persistAll).
 	trimPending bool
+	// reload is set after a write whose outcome is unknown: the window
+	// reads the session again before its next write (see resync).
+	reload bool
+	// lost is set once the session's lock was found lost (ErrSessionLost).
+	lost error
 }
 
 type entry struct {
@@ -241,6 +246,9 @@ func (w *Window) record(ctx context.Context, m Message, protected bool) error {
 	if w.closed {
 		return ErrClosed
 	}
+	if err := w.writable(ctx); err != nil {
+		return err
+	}
 	if err := check(m, w.calls); err != nil {
 		return err
 	}
@@ -302,7 +310,9 @@ func validUTF8(ss ...string) bool {
 	return true
 }
 
-// Context returns the window (see the package doc).
+// Context returns the window (see the package doc). When recall fails
+// (the embedder or the recall index), it returns the window without the
+// recalled rounds, usable as it is, and an error wrapping ErrRecall.
 func (w *Window) Context(ctx context.Context) ([]Message, error) {
 	if err := w.mu.Lock(ctx); err != nil {
 		return nil, err
@@ -310,6 +320,9 @@ func (w *Window) Context(ctx context.Context) ([]Message, error) {
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil, ErrClosed
+	}
+	if err := w.resync(ctx); err != nil {
+		return nil, err
 	}
 	if !w.recall {
 		out, _ := w.window(w.budget)
@@ -319,8 +332,11 @@ func (w *Window) Context(ctx context.Context) ([]Message, error) {
 	recallBudget := int(float64(w.budget) * w.share)
 	out, evicted := w.window(w.budget - recallBudget)
 	block, ok, err := w.recalled(ctx, w.rounds(), evicted, recallBudget)
-	if err != nil || !ok {
-		return out, err
+	if err != nil {
+		return out, fmt.Errorf("%w: %w", ErrRecall, err)
+	}
+	if !ok {
+		return out, nil
 	}
 	// The block goes after the leading system messages (the system prompt
 	// and the instructions kept with it), never ahead of them.
@@ -340,6 +356,9 @@ func (w *Window) History(ctx context.Context) ([]Message, error) {
 	defer w.mu.Unlock()
 	if w.closed {
 		return nil, ErrClosed
+	}
+	if err := w.resync(ctx); err != nil {
+		return nil, err
 	}
 	out := make([]Message, len(w.msgs))
 	for i, e := range w.msgs {
@@ -376,6 +395,9 @@ func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
 	defer w.mu.Unlock()
 	if w.closed {
 		return ErrClosed
+	}
+	if err := w.writable(ctx); err != nil {
+		return err
 	}
 	calls := newToolCalls()
 	entries := make([]entry, len(msgs))

@@ -75,6 +75,9 @@ func (s *Space) Vector(ctx context.Context, what, text string) ([]float32, error
 	if err != nil {
 		return nil, err
 	}
+	if len(vs) != 1 || len(vs[0]) != s.Embedder().Dimension() {
+		return nil, fmt.Errorf("%w: %s returned %d vectors for one %s (want one of %d values)", embed.ErrResponse, s.Embedder().Identity(), len(vs), what, s.Embedder().Dimension())
+	}
 	if embed.IsZero(vs[0]) {
 		if _, offline := embed.Offline(s.Embedder().Identity()); !offline {
 			// A model maps any text to some direction: a zero vector is
