@@ -200,6 +200,11 @@ func (s *Store) releaseLocks() {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.conn != nil {
+		// Release on the server before the connection goes: the server
+		// ends a closed session's locks only when its backend exits.
+		ctx, cancel := context.WithTimeout(context.Background(), lockReleaseTimeout)
+		lc.conn.Exec(ctx, `SELECT pg_advisory_unlock_all()`)
+		cancel()
 		lc.conn.Close(context.Background())
 		lc.conn = nil
 	}

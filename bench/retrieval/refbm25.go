@@ -101,7 +101,13 @@ func (ix *refIndex) Search(_ context.Context, query string, k int) ([]string, er
 			order = append(order, i)
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool { return scores[order[a]] > scores[order[b]] })
+	// Equal scores by ID, as the engine orders them.
+	sort.SliceStable(order, func(a, b int) bool {
+		if sa, sb := scores[order[a]], scores[order[b]]; sa != sb {
+			return sa > sb
+		}
+		return ix.ids[order[a]] < ix.ids[order[b]]
+	})
 	out := make([]string, 0, k)
 	for _, i := range order[:min(k, len(order))] {
 		out = append(out, ix.ids[i])
