@@ -23,8 +23,13 @@ import (
 // and a descriptor in Pebble naming the file and the log sequence number it
 // covers. It is written in steps, each crash-safe:
 //
-//  1. under the collection's write lock (no write in flight), note the last
-//     log sequence number, compact the index and serialise it to memory;
+//  1. compact the index, beside queries and writes (index.HNSW.Compact
+//     repairs the graph under its shared lock, a slice at a time); then,
+//     under the collection's write lock (no write in flight), note the
+//     last log sequence number and serialise the index to memory
+//     (WriteTo, which holds the index exclusively, so queries wait for it
+//     too); records deleted since the compaction began are written as
+//     tombstones, which the next checkpoint releases;
 //  2. write it to <name>.tmp, fsync, rename to <name>, fsync the directory;
 //  3. store the descriptor (synced): from now on Open uses the new file;
 //  4. truncate the log up to the sequence number;
@@ -57,8 +62,11 @@ func hook(step int) error {
 }
 
 // Checkpoint writes a checkpoint of the collection's index now and
-// truncates its log. Writes wait while the index is serialised (not while
-// the file is written).
+// truncates its log. Queries and writes go on while the index is compacted
+// (the index holds them off for a pass over its nodes' flags at most, half
+// a millisecond at 12,000 vectors; see index.HNSW.Compact), and both wait
+// while it is serialised to memory (10 to 15 ms for 12,000 128-d
+// vectors), not while the file is written.
 func (c *Collection) Checkpoint(ctx context.Context) error {
 	done, err := c.enter()
 	if err != nil {
@@ -77,12 +85,13 @@ func (c *Collection) checkpoint() error {
 	}
 	c.db.cpMu.Lock()
 	defer c.db.cpMu.Unlock()
-	c.writes.Lock()
-	seq := c.log.LastSeq()
 	if x, ok := c.idx.(index.Compacter); ok {
 		x.Compact()
 	}
 	var buf bytes.Buffer
+	buf.Grow(snapshotSize(c.idx))
+	c.writes.Lock()
+	seq := c.log.LastSeq()
 	_, err := c.idx.WriteTo(&buf)
 	c.sinceCheckpoint.Store(0)
 	c.writes.Unlock()
@@ -137,6 +146,22 @@ func (c *Collection) checkpoint() error {
 	c.loadInfo.lastCheckpoint = desc
 	c.mu.Unlock()
 	return nil
+}
+
+// snapshotSize estimates the size of idx's snapshot (a full layer-0 list
+// per node), so that a checkpoint allocates the buffer before it holds the
+// index: growing it during WriteTo took 134 ms of the 146 that writing a
+// snapshot of 12,000 128-d vectors did, on a loaded machine, against 12
+// ms into a buffer of the right size.
+func snapshotSize(idx index.Index) int {
+	n, per := idx.Len(), 4*idx.Dim()+16
+	if x, ok := idx.(index.Compacter); ok {
+		n += x.Deleted()
+	}
+	if h, ok := idx.(*index.HNSW); ok {
+		per += 8 * h.Options().M
+	}
+	return int(min(64+int64(n)*int64(per), 1<<30)) // larger ones grow
 }
 
 // writeAtomic writes dir/name: temp file, fsync, rename, fsync of the

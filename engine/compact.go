@@ -9,8 +9,10 @@ import (
 // checkpoints every collection (which drops deleted vectors from the
 // index and writes a smaller snapshot) and then has Pebble compact the
 // whole key range, so that tables holding deleted records are rewritten
-// without them. Writes go on meanwhile; the call takes time in proportion
-// to the database's size. The files the compaction replaced are deleted by
+// without them. Queries and writes go on meanwhile: they wait only while a
+// collection's index is serialised, not while it is compacted (see
+// Collection.Checkpoint). The call takes time in proportion to the
+// database's size. The files the compaction replaced are deleted by
 // Pebble in the background, so the space comes back shortly after Compact
 // returns. Pebble also compacts on its own as data is written, but deleted data in tables nothing else is written to stays
 // until a call like this one.

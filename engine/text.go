@@ -207,11 +207,15 @@ func newTextIndex() *textIndex {
 	return &textIndex{dict: make(map[string]uint32)}
 }
 
+// grow makes the per-record arrays cover key. They double, from a few
+// records: a collection per user or session often holds a handful, and
+// each record costs 32 bytes here, so a large minimum would be most of
+// what a small collection's text index holds.
 func (t *textIndex) grow(key uint64) {
 	if key < uint64(len(t.gens)) {
 		return
 	}
-	n := max(2*uint64(len(t.gens)), key+1, 64)
+	n := max(2*uint64(len(t.gens)), key+1, 4)
 	t.gens = append(t.gens, make([]uint32, n-uint64(len(t.gens)))...)
 	t.lengths = append(t.lengths, make([]uint32, n-uint64(len(t.lengths)))...)
 	t.docs = append(t.docs, make([][]docTerm, n-uint64(len(t.docs)))...)

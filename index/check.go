@@ -15,8 +15,11 @@ import (
 //     level of the graph;
 //   - the key map and the node keys agree, and Len counts the live nodes;
 //   - every anchor links to the node it anchors (see link.go);
-//   - every live node is reachable from the entry point on layer 0.
+//   - every live node is reachable from the entry point on layer 0;
+//   - no node is retired (see Compact) unless a Compact is under way.
 //
+// Check may run while a Compact does, between its slices: the nodes it
+// has retired are tombstones to Check, and every invariant holds then too.
 // Check holds the index exclusively while it runs; it costs O(n * M). Tests
 // run it after every mutation they make.
 func (h *HNSW) Check() error {
@@ -30,8 +33,12 @@ func (h *HNSW) Check() error {
 	}
 	n := h.nodes.Load()
 	live, topLevel := 0, -1
+	retiring := h.retiring.Load()
 	for id := uint32(0); id < n; id++ {
 		f := h.flags(id)
+		if f&flagRetired != 0 && (!retiring || f&flagDeleted == 0 || f&flagFree != 0) {
+			bad("node %d has flags %#x: retired, but not a tombstone of a running Compact", id, f)
+		}
 		if f&flagFree != 0 {
 			continue
 		}

@@ -47,6 +47,10 @@ const (
 
 	flagDeleted = 1 << 0 // tombstoned: routed through, never returned
 	flagFree    = 1 << 1 // slot released by Compact, reusable by Add
+	// flagRetired marks, beside flagDeleted, a tombstone that a running
+	// Compact is about to release (compact.go). It sits above the byte
+	// WriteTo stores, so a snapshot taken meanwhile holds a tombstone.
+	flagRetired = 1 << 8
 
 	lockStripes = 1 << 12
 )
@@ -98,15 +102,18 @@ func (o *HNSWOptions) Validate() error {
 // 2018) over float32 vectors. It is safe for concurrent use by multiple
 // goroutines: searches run concurrently with each other and with Add and
 // Delete, and Adds run in parallel, serialised only per node while a
-// neighbour list is rewritten. Compact and WriteTo take the index for
-// themselves and wait for operations in flight.
+// neighbour list is rewritten. Compact runs beside them, holding the
+// index for itself only briefly (see Compact); WriteTo and Check take it
+// for themselves and wait for operations in flight.
 //
 // Storage is chunked so that growth never moves a vector or a link: each
 // chunk holds a run of nodes in one contiguous slab of records (a node's
 // layer-0 neighbour list, a count and 2M slots, followed by its vector),
 // plus the upper-layer lists of the few nodes that have them.
 // Neighbour lists are read and written with atomic loads and stores, so a
-// search never blocks on an insert.
+// search never blocks on an insert. The one exception is a small index's
+// first chunk, which starts small and grows (see growFirst), under the
+// exclusive lock, so that an index costs memory in proportion to its nodes.
 type HNSW struct {
 	dim    int
 	metric Metric
@@ -126,13 +133,20 @@ type HNSW struct {
 	chunkShift uint
 	chunkMask  uint32
 
-	// mu is held shared by Add, Delete, Search and Vector, and exclusively
-	// by Compact, Check and WriteTo.
+	// mu is held shared by Add, Delete, Search, Vector and the slices of
+	// Compact, and exclusively by Check, WriteTo, SQ8 retraining and, for
+	// a moment, Compact.
 	mu sync.RWMutex
 
 	chunks atomic.Pointer[[]chunkRef]
 	nodes  atomic.Uint32 // slots handed out so far (ids < nodes exist)
 	ep     atomic.Uint64 // entry point: level<<32 | id, or emptyEP
+
+	// locks are the per-node writer locks, striped by id: a power of two
+	// of them, as many as the first chunk has nodes up to lockStripes
+	// (see stripes). Replaced only with the first chunk, under mu held
+	// exclusively, when no Add or Compact holds one.
+	locks []sync.Mutex
 
 	// alloc protects the following fields.
 	alloc struct {
@@ -154,9 +168,10 @@ type HNSW struct {
 	epMu       sync.Mutex // serialises entry-point promotion
 	adoptMu    sync.Mutex // serialises adoptAnchor (link.go)
 	deleted    atomic.Int64
-	upperWords atomic.Int64            // words held by upper-layer lists, for MemoryBytes
-	locks      [lockStripes]sync.Mutex // per-node writer locks, striped by id
-	pool       sync.Pool               // *searcher
+	compactMu  sync.Mutex   // serialises Compacts
+	retiring   atomic.Bool  // a Compact holds retired nodes (flagRetired)
+	upperWords atomic.Int64 // words held by upper-layer lists, for MemoryBytes
+	pool       sync.Pool    // *searcher
 }
 
 // chunkRef is an entry of the chunk table: a chunk and the starts of its
@@ -172,7 +187,9 @@ type chunkRef struct {
 	ch      *chunk
 }
 
-// chunk is the storage of 1<<chunkShift consecutive nodes.
+// chunk is the storage of 1<<chunkShift consecutive nodes, or of fewer
+// when it is the first chunk of a small index (see growFirst): its
+// capacity is len(keys).
 type chunk struct {
 	data   []uint32   // per node: flags, layer-0 list (count, 2M slots), vector
 	keys   []uint64   // caller key per node
@@ -223,6 +240,7 @@ func newHNSW(dim int, metric Metric, o HNSWOptions) *HNSW {
 	h.chunkShift = uint(bits.Len(uint(per)) - 1)
 	h.chunkMask = 1<<h.chunkShift - 1
 	h.chunks.Store(new([]chunkRef))
+	h.locks = make([]sync.Mutex, h.stripes(h.firstChunkNodes()))
 	h.ep.Store(emptyEP)
 	h.keys.m = make(map[uint64]uint32)
 	h.rng.r = rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15))
@@ -254,9 +272,55 @@ func (h *HNSW) Len() int {
 // and release.
 func (h *HNSW) Deleted() int { return int(h.deleted.Load()) }
 
-// newChunkRef returns a new chunk and its table entry; h.alloc is held.
-func (h *HNSW) newChunkRef() chunkRef {
-	ch := h.newChunk()
+// A small index's storage. Chunks are sized for indexes of many thousands
+// of nodes (a chunk holds about 256 KiB of vectors, 64 to 4,096 nodes),
+// but an agent may keep a collection per user or per session, most of them
+// holding a handful of records, and a whole chunk each would make every
+// one of them cost what a 64- to 4,096-node index does. So the first chunk
+// of an index starts with room for about firstChunkBytes of records (one
+// node at least) and doubles each time it fills, until it is a whole
+// chunk; the chunks after it are whole from the start. A partial first
+// chunk covers ids 0..len-1 of the id range of chunk 0, so a node's
+// address is the same shift and mask as in a whole chunk and the search
+// path does not change.
+//
+// Growing the first chunk moves its nodes, which chunks exist to avoid:
+// it is done only under h.mu held exclusively (growFirst), when no search
+// or insert is reading or writing them, and each doubling copies as much
+// as all the ones before it together, so the copies cost O(1) amortised
+// per node and a searcher waits at most for a copy of half a chunk. The
+// writer locks grow with the first chunk for the same reason (stripes).
+//
+// In-process, 1,000 one-record collections of the adapters' shape (1024
+// dimensions, cosine, M 16, full-text index) held 321 KiB of heap each
+// before (a 64-node chunk and 4,096 locks), and one of 8 dimensions 969
+// KiB (a 4,096-node chunk); see engine's TestCollectionFootprint.
+const firstChunkBytes = 4 << 10
+
+// firstChunkNodes returns the capacity of a new index's first chunk: the
+// largest power of two of records that fits in firstChunkBytes, at least
+// one and at most a whole chunk.
+func (h *HNSW) firstChunkNodes() int {
+	n := max(1, firstChunkBytes/(4*h.stride))
+	return min(1<<(bits.Len(uint(n))-1), 1<<h.chunkShift)
+}
+
+// stripes returns the number of writer locks of an index whose first
+// chunk holds n nodes (a power of two): n, up to lockStripes, while the
+// first chunk is partial, and lockStripes once it is whole, since the
+// chunks after it are added under the shared lock and cannot replace the
+// locks. Two nodes share a lock when their ids are equal modulo stripes.
+func (h *HNSW) stripes(n int) int {
+	if n >= 1<<h.chunkShift {
+		return lockStripes
+	}
+	return min(n, lockStripes)
+}
+
+// newChunkRef returns a new chunk of n nodes and its table entry; h.alloc
+// is held.
+func (h *HNSW) newChunkRef(n int) chunkRef {
+	ch := h.newChunk(n)
 	r := chunkRef{records: unsafe.Pointer(unsafe.SliceData(ch.data)), ch: ch}
 	if h.quant == SQ8 {
 		r.codes = unsafe.Pointer(unsafe.SliceData(ch.codes))
@@ -264,30 +328,73 @@ func (h *HNSW) newChunkRef() chunkRef {
 	return r
 }
 
-func (h *HNSW) newChunk() *chunk {
-	n := 1 << h.chunkShift
+// newChunk returns a chunk of n nodes: 1<<chunkShift, or fewer for a
+// partial first chunk, which is not carved from a slab (it is replaced as
+// it grows, and a slab holds whole chunks).
+func (h *HNSW) newChunk(n int) *chunk {
 	data, code := n*h.stride, 0
 	if h.quant == SQ8 {
 		code = n * h.dpad / 4
 	}
 	ch := &chunk{
-		data:   h.alloc.slabs.words(data, data+code),
 		keys:   make([]uint64, n),
 		levels: make([]uint8, n),
 		anchor: make([]uint32, n),
 		upper:  make([][]uint32, n),
+	}
+	whole := n == 1<<h.chunkShift
+	if whole {
+		ch.data = h.alloc.slabs.words(data, data+code)
+	} else {
+		ch.data = alignedWords(data)
 	}
 	// A slot not yet initialised has no anchor (zero would read as node 0).
 	for i := range ch.anchor {
 		ch.anchor[i] = noNode
 	}
 	if h.quant == SQ8 {
-		ch.codes = bytesOf(h.alloc.slabs.words(code, data+code))
+		if whole {
+			ch.codes = bytesOf(h.alloc.slabs.words(code, data+code))
+		} else {
+			ch.codes = bytesOf(alignedWords(code))
+		}
 		if h.metric == L2 {
 			ch.cnorm = make([]float32, n)
 		}
 	}
 	return ch
+}
+
+// growFirst replaces a full partial first chunk by one twice its size (a
+// whole chunk at most) holding the same nodes, and the writer locks by as
+// many as the new chunk calls for (see stripes). It does nothing if the
+// first chunk has room or is whole. h.alloc is held, and h.mu exclusively
+// (or h is owned outright, as by ReadHNSW): nodes move, and the locks are
+// new. So nothing may keep a node's writer lock, or a pointer into a
+// chunk, across a release of h.mu (Compact's slices take both anew).
+func (h *HNSW) growFirst() {
+	table := *h.chunks.Load()
+	if len(table) != 1 {
+		return
+	}
+	old := table[0].ch
+	if len(old.keys) == 1<<h.chunkShift || int(h.nodes.Load()) < len(old.keys) {
+		return
+	}
+	n := min(2*len(old.keys), 1<<h.chunkShift)
+	r := h.newChunkRef(n)
+	ch := r.ch
+	copy(ch.data, old.data)
+	copy(ch.keys, old.keys)
+	copy(ch.levels, old.levels)
+	copy(ch.anchor, old.anchor)
+	copy(ch.upper, old.upper)
+	copy(ch.codes, old.codes)
+	copy(ch.cnorm, old.cnorm)
+	h.chunks.Store(&[]chunkRef{r})
+	if s := h.stripes(n); s != len(h.locks) {
+		h.locks = make([]sync.Mutex, s)
+	}
 }
 
 // recordWords is the number of words a node's record takes in chunk.data:
@@ -365,7 +472,8 @@ func (h *HNSW) key(id uint32) uint64 {
 	return ch.keys[off]
 }
 
-func (h *HNSW) lock(id uint32) *sync.Mutex { return &h.locks[id%lockStripes] }
+// lock returns the writer lock of node id; see stripes.
+func (h *HNSW) lock(id uint32) *sync.Mutex { return &h.locks[id&uint32(len(h.locks)-1)] }
 
 func (h *HNSW) maxLinks(layer int) int {
 	if layer == 0 {
@@ -392,30 +500,79 @@ func (h *HNSW) randomLevel() int {
 
 // allocSlot returns a node id for a new node, reusing a slot released by
 // Compact when there is one and adding a chunk when the last one is full.
+// The caller holds h.mu exclusively or owns h outright (ReadHNSW), since
+// it may grow the first chunk; Add, which holds h.mu shared, allocates
+// through lockSlot.
 func (h *HNSW) allocSlot() (uint32, error) {
 	h.alloc.Lock()
 	defer h.alloc.Unlock()
+	id, ok, err := h.takeSlot()
+	if !ok && err == nil {
+		h.growFirst()
+		id, _, err = h.takeSlot()
+	}
+	return id, err
+}
+
+// lockSlot takes h.mu shared and allocates a slot, as allocSlot does; on
+// success the lock stays held. When the slot would lie past the end of a
+// partial first chunk, it lets go of the lock, grows the chunk under h.mu
+// held exclusively and tries again (other Adds may fill the grown chunk
+// first; a turn fails only while the first chunk is partial, so at most a
+// dozen do).
+func (h *HNSW) lockSlot() (uint32, error) {
+	for {
+		h.mu.RLock()
+		h.alloc.Lock()
+		id, ok, err := h.takeSlot()
+		h.alloc.Unlock()
+		if ok {
+			return id, nil
+		}
+		h.mu.RUnlock()
+		if err != nil {
+			return 0, err
+		}
+		h.mu.Lock()
+		h.alloc.Lock()
+		h.growFirst()
+		h.alloc.Unlock()
+		h.mu.Unlock()
+	}
+}
+
+// takeSlot is the work of allocSlot; h.alloc is held. It reports false
+// and takes nothing when the next slot lies past the end of a partial
+// first chunk, which only growFirst can make room for.
+func (h *HNSW) takeSlot() (uint32, bool, error) {
 	if n := len(h.alloc.free); n > 0 {
 		id := h.alloc.free[n-1]
 		h.alloc.free = h.alloc.free[:n-1]
 		h.nfree.Add(-1)
-		return id, nil
+		return id, true, nil
 	}
 	id := h.nodes.Load()
 	if id == noNode-1 {
-		return 0, fmt.Errorf("%w: index holds the maximum of %d nodes", ErrInvalidOptions, id)
+		return 0, false, fmt.Errorf("%w: index holds the maximum of %d nodes", ErrInvalidOptions, id)
 	}
 	table := *h.chunks.Load()
-	if int(id>>h.chunkShift) >= len(table) {
-		grown := append(slices.Clip(table), h.newChunkRef())
+	switch c := int(id >> h.chunkShift); {
+	case c >= len(table):
+		n := 1 << h.chunkShift
+		if c == 0 {
+			n = h.firstChunkNodes()
+		}
+		grown := append(slices.Clip(table), h.newChunkRef(n))
 		h.chunks.Store(&grown)
+	case int(id&h.chunkMask) >= len(table[c].ch.keys):
+		return 0, false, nil
 	}
 	// A slot counted in nodes but not yet initialised must not look live
 	// to a scan of every node (scanAll): it is marked deleted until
 	// initSlot clears its flags, after writing its key and vector.
 	atomic.StoreUint32(h.flagWord(id), flagDeleted)
 	h.nodes.Store(id + 1)
-	return id, nil
+	return id, true, nil
 }
 
 // initSlot writes a node's key, vector and level before it is published.
@@ -467,13 +624,12 @@ func (h *HNSW) add(key uint64, vec []float32) error {
 	if err := CheckVector(vec, h.dim, h.metric); err != nil {
 		return err
 	}
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	level := h.randomLevel()
-	id, err := h.allocSlot()
+	id, err := h.lockSlot()
 	if err != nil {
 		return err
 	}
+	defer h.mu.RUnlock()
+	level := h.randomLevel()
 	h.initSlot(id, key, vec, level)
 	h.keys.Lock()
 	if old, ok := h.keys.m[key]; ok {
@@ -540,7 +696,8 @@ func (h *HNSW) Keys(dst []uint64) []uint64 {
 
 // MemoryBytes estimates the memory held by the index: chunks (vectors,
 // links, keys, levels, flags, anchors, upper-layer lists), the unused
-// part of the slab chunks are carved from (see pages.go) and the key map.
+// part of the slab chunks are carved from (see pages.go), the writer
+// locks, the SQ8 ranges and the key map.
 func (h *HNSW) MemoryBytes() int64 {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -552,6 +709,8 @@ func (h *HNSW) MemoryBytes() int64 {
 			int64(len(ch.codes)) + int64(len(ch.cnorm))*4
 	}
 	b += h.upperWords.Load() * 4
+	b += int64(len(h.locks)) * int64(unsafe.Sizeof(sync.Mutex{}))
+	b += int64(len(h.sq.lo)+len(h.sq.step)+len(h.sq.center)) * 4
 	h.alloc.Lock()
 	b += int64(len(h.alloc.slabs.rest)) * 4 // the current slab's unused tail
 	h.alloc.Unlock()

@@ -23,8 +23,12 @@ import (
 //     another node that already links to it has adopted it (adoptAnchor);
 //     when none can, the node keeps its place and a neighbour the owner
 //     does not anchor gives up its own;
-//   - Compact reassigns anchors from a breadth-first walk from the entry
-//     point and links back in anything it did not reach.
+//   - Compact, before it unlinks the tombstones it releases, gives every
+//     node they anchor another anchor among the nodes that stay (a node
+//     that links to it already, or one that takes a link to it), and
+//     moves the entry point first if it is one of them (compact.go);
+//   - loading a snapshot reassigns anchors from a breadth-first walk from
+//     the entry point and links back in anything it did not reach.
 //
 // An anchor changes only under the lock of the node that becomes the anchor,
 // after the link is in place, so a concurrent pruning sees either the old
@@ -312,11 +316,12 @@ func (h *HNSW) anchoredAvoiding(w, a uint32) bool {
 // rescue anchors a new node whose every reverse link was pruned away: the
 // nearest node that can spare a slot takes an anchored link to it, trying
 // first the layer-0 candidates of its insertion (nearest first) and then
-// every anchored node that is not a released slot, tombstones included
-// (Compact re-anchors what they anchor). A slot another Add has allocated
-// and not yet initialised is never taken: it is not anchored (chunks start
-// with every anchor noNode, and Compact clears released slots' anchors),
-// and initSlot would clear the link. Under the dot metric a few large
+// every anchored node that is not a released slot or about to be one
+// (retired by a running Compact), tombstones included (Compact re-anchors
+// what they anchor). A slot another Add has allocated and not yet
+// initialised is never taken: it is not anchored (chunks start with every
+// anchor noNode, and Compact clears released slots' anchors), and
+// initSlot would clear the link. Under the dot metric a few large
 // vectors are everyone's nearest neighbour and can fill their lists with
 // nodes they anchor, hence the wide net. Anchors are fewer than nodes
 // (tombstones counted) and slots are 2M per node, so some node always has
@@ -329,7 +334,7 @@ func (h *HNSW) rescue(id uint32, cands []item) {
 		}
 	}
 	for u := uint32(0); u < h.nodes.Load(); u++ {
-		if u != id && h.flags(u)&flagFree == 0 && h.anchored(u) && h.anchorLink(u, id, false) {
+		if u != id && h.flags(u)&(flagFree|flagRetired) == 0 && h.anchored(u) && h.anchorLink(u, id, false) {
 			return
 		}
 	}
@@ -344,6 +349,11 @@ func (h *HNSW) anchorLink(u, v uint32, force bool) bool {
 	mu := h.lock(u)
 	mu.Lock()
 	defer mu.Unlock()
+	return h.anchorLinkLocked(u, v, force)
+}
+
+// anchorLinkLocked is anchorLink for a caller that holds u's writer lock.
+func (h *HNSW) anchorLinkLocked(u, v uint32, force bool) bool {
 	list := h.links(u, 0)
 	n := atomic.LoadUint32(&list[0])
 	switch {

@@ -28,6 +28,7 @@ type searcher struct {
 	drop    []item      // old neighbours a pruning leaves out
 	kept    []item      // the nodes a pruned list anchors
 	batch   []uint32    // unvisited neighbours of the node being expanded
+	repair  []uint32    // Compact: the candidates of a list being repaired
 	rows    [][]float32 // their vectors, scored in one kernel call
 	dists   []float32   // their distances to the query
 	crows   [][]uint8   // under SQ8: their code rows
@@ -169,7 +170,9 @@ func (h *HNSW) admits(w *walk, id uint32) bool {
 	if id == w.exclude {
 		return false
 	}
-	if f := h.flags(id); f != 0 && (w.skipDeleted || f&flagFree != 0) {
+	// Construction walks admit tombstones but not the nodes a Compact is
+	// about to release (flagRetired) or has released.
+	if f := h.flags(id); f != 0 && (w.skipDeleted || f&(flagFree|flagRetired) != 0) {
 		return false
 	}
 	return w.filter == nil || w.filter(h.key(id))
@@ -295,11 +298,11 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 		lower = -s.res.top().dist
 	}
 	filtering := w.filtering()
-	// With no filter, no released slot and (for a query) no tombstone in
-	// the index, every node but the excluded one is admitted, and the
-	// flags word (a cache line of its own, away from the vector just
-	// scored) need not be read.
-	cheap := w.filter == nil && h.nfree.Load() == 0 && (!w.skipDeleted || h.deleted.Load() == 0)
+	// With no filter, no released slot, no Compact under way and (for a
+	// query) no tombstone in the index, every node but the excluded one is
+	// admitted, and the flags word (a cache line of its own, away from the
+	// vector just scored) need not be read.
+	cheap := w.filter == nil && h.nfree.Load() == 0 && !h.retiring.Load() && (!w.skipDeleted || h.deleted.Load() == 0)
 	for s.cand.Len() > 0 {
 		c := s.cand.top()
 		if c.dist > lower && (len(s.res) >= ef || !filtering) {
