@@ -7,7 +7,9 @@ package index
 // Compacter is an index that keeps deleted vectors as tombstones until
 // Compact repairs the graph around them and frees their slots.
 type Compacter interface {
-	// Compact removes every tombstone and returns how many it removed.
+	// Compact removes the tombstones present when it starts (nodes
+	// deleted meanwhile wait for the next Compact) and returns how many it
+	// removed.
 	Compact() int
 	// Deleted returns the number of tombstones.
 	Deleted() int

@@ -89,10 +89,12 @@
 //
 // Delete tombstones a node at once: it is never returned again, and it
 // keeps routing searches, so recall does not drop. [HNSW.Compact] then
-// repairs the graph (each node that linked to a tombstone is relinked from a
-// search run from itself and from its old neighbourhood, with links offered
-// back) and releases the slots for reuse by Add. Replacing a key's vector is
-// a delete and an insert.
+// repairs the graph beside searches and writes, a slice at a time under
+// the shared lock (each node that linked to a tombstone gets a new list
+// chosen from its live neighbours and theirs, hnswlib's repair, with a
+// search only when those are too few, and links offered back), and
+// releases the slots for reuse by Add. Replacing a key's vector is a
+// delete and an insert.
 //
 // # Snapshots
 //
