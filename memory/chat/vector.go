@@ -283,24 +283,16 @@ func (v *VectorMemory) UpdateContext(ctx context.Context, mc ModelContext) (Upda
 func (v *VectorMemory) Clear(ctx context.Context) error {
 	return v.c.Do(ctx, func(c backend.Collection) error {
 		var ids []string
-		after := ""
-		for {
-			page, next, err := c.Scan(ctx, after, 1000)
-			if err != nil {
-				return err
-			}
+		err := textvec.ScanPages(ctx, c, "", func(page []engine.Record) error {
 			for _, r := range page {
 				ids = append(ids, r.ID)
 			}
-			if next == "" {
-				break
-			}
-			after = next
-		}
-		if len(ids) == 0 {
 			return nil
+		})
+		if err != nil || len(ids) == 0 {
+			return err
 		}
-		_, err := c.Delete(ctx, ids...)
+		_, err = c.Delete(ctx, ids...)
 		return err
 	})
 }

@@ -259,19 +259,11 @@ func (s *Semantic) ListAll(ctx context.Context) ([]string, error) {
 
 func (s *Semantic) each(ctx context.Context, fn func(engine.Record)) error {
 	return s.c.Do(ctx, func(c backend.Collection) error {
-		after := ""
-		for {
-			page, next, err := c.Scan(ctx, after, 500)
-			if err != nil {
-				return err
-			}
+		return textvec.ScanPages(ctx, c, "", func(page []engine.Record) error {
 			for _, r := range page {
 				fn(r)
 			}
-			if next == "" {
-				return nil
-			}
-			after = next
-		}
+			return nil
+		})
 	})
 }

@@ -317,26 +317,21 @@ func (w *Window) trim(ctx context.Context, n int) error {
 	if n > 0 {
 		after = messageID(n - 1)
 	}
-	for {
-		page, next, err := w.st.messages.Scan(ctx, after, 1000)
-		if err == nil && len(page) > 0 {
-			ids := make([]string, 0, len(page))
-			for _, r := range page {
-				if r.ID != trimID {
-					ids = append(ids, r.ID)
-				}
-			}
-			if len(ids) > 0 {
-				_, err = w.st.messages.Delete(ctx, ids...)
+	err := textvec.ScanPages(ctx, w.st.messages, after, func(page []engine.Record) error {
+		ids := make([]string, 0, len(page))
+		for _, r := range page {
+			if r.ID != trimID {
+				ids = append(ids, r.ID)
 			}
 		}
-		if err != nil {
-			return fmt.Errorf("window: delete the replaced messages: %w", err)
+		if len(ids) == 0 {
+			return nil
 		}
-		if next == "" {
-			break
-		}
-		after = next
+		_, err := w.st.messages.Delete(ctx, ids...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("window: delete the replaced messages: %w", err)
 	}
 	if _, err := w.st.messages.Delete(ctx, trimID); err != nil {
 		return fmt.Errorf("window: delete the replaced messages: %w", err)
@@ -367,12 +362,7 @@ func (w *Window) load(ctx context.Context) error {
 		n, _ := marker.Metadata["length"].(float64)
 		limit = int(n)
 	}
-	after := ""
-	for {
-		page, next, err := w.st.messages.Scan(ctx, after, 1000)
-		if err != nil {
-			return err
-		}
+	err = textvec.ScanPages(ctx, w.st.messages, "", func(page []engine.Record) error {
 		for _, r := range page {
 			if r.ID == trimID || limit >= 0 && len(w.msgs) >= limit {
 				continue
@@ -393,10 +383,10 @@ func (w *Window) load(ctx context.Context) error {
 			}
 			w.msgs = append(w.msgs, entry{m, m.Protected, w.counter(m)})
 		}
-		if next == "" {
-			break
-		}
-		after = next
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if limit >= 0 {
 		w.trimPending = true
@@ -434,19 +424,14 @@ func (w *Window) repair(ctx context.Context) error {
 // that differ, in one batch. The caller holds w.mu.
 func (w *Window) sync(ctx context.Context, c backend.Collection, rs []round) error {
 	have := map[string]string{}
-	after := ""
-	for {
-		page, next, err := c.Scan(ctx, after, 1000)
-		if err != nil {
-			return err
-		}
+	err := textvec.ScanPages(ctx, c, "", func(page []engine.Record) error {
 		for _, r := range page {
 			have[r.ID] = r.Content
 		}
-		if next == "" {
-			break
-		}
-		after = next
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	want := map[int]bool{}
 	for i, r := range rs {

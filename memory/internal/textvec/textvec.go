@@ -277,21 +277,16 @@ func (s *Space) Place(ctx context.Context, c backend.Collection, n int) (int64, 
 	defer s.placing.Unlock()
 	next, ok := s.next[c.Name()]
 	if !ok {
-		after := ""
-		for {
-			page, more, err := c.Scan(ctx, after, 1000)
-			if err != nil {
-				return 0, err
-			}
+		err := ScanPages(ctx, c, "", func(page []engine.Record) error {
 			for _, r := range page {
 				if p, ok := r.Metadata[PosField].(float64); ok && p >= float64(next) && p < 1<<53 {
 					next = int64(p) + 1
 				}
 			}
-			if more == "" {
-				break
-			}
-			after = more
+			return nil
+		})
+		if err != nil {
+			return 0, err
 		}
 	}
 	if s.next == nil {
@@ -300,6 +295,28 @@ func (s *Space) Place(ctx context.Context, c backend.Collection, n int) (int64, 
 	s.next[c.Name()] = next + int64(n)
 	return next, nil
 }
+
+// ScanPages calls fn with each page of c's records after the ID after, in
+// ID order, until the last page or fn's first error (which it returns).
+// fn may change c: the scan goes on from the last ID of the page it had.
+func ScanPages(ctx context.Context, c backend.Collection, after string, fn func(page []engine.Record) error) error {
+	for {
+		page, next, err := c.Scan(ctx, after, scanPage)
+		if err != nil {
+			return err
+		}
+		if err := fn(page); err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
+		after = next
+	}
+}
+
+// scanPage is how many records ScanPages asks for at a time.
+const scanPage = 1000
 
 // Bound is a collection an adapter holds by name: when the collection is
 // dropped (by another handle on the same memory, or by an operator), the
