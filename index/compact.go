@@ -418,15 +418,7 @@ func (h *HNSW) selectLazy(dst, cands []item, m int) []item {
 	}
 	base := len(dst)
 	for seen := 0; len(heap) > 0 && len(dst)-base < m && seen < 2*h.efC; seen++ {
-		c := heap.pop()
-		good := true
-		for _, r := range dst[base:] {
-			if h.distID(c.id, r.id) < c.dist {
-				good = false
-				break
-			}
-		}
-		if good {
+		if c := heap.pop(); h.diverse(c, dst[base:]) {
 			dst = append(dst, c)
 		}
 	}

@@ -124,18 +124,22 @@ func (h *HNSW) selectNeighbors(dst, cands []item, m int) []item {
 		if len(dst)-base >= m {
 			break
 		}
-		good := true
-		for _, r := range dst[base:] {
-			if h.distID(c.id, r.id) < c.dist {
-				good = false
-				break
-			}
-		}
-		if good {
+		if h.diverse(c, dst[base:]) {
 			dst = append(dst, c)
 		}
 	}
 	return dst
+}
+
+// diverse reports whether candidate c is nearer to the base than to every
+// node in kept: the heuristic's test for keeping it.
+func (h *HNSW) diverse(c item, kept []item) bool {
+	for _, r := range kept {
+		if h.distID(c.id, r.id) < c.dist {
+			return false
+		}
+	}
+	return true
 }
 
 // addLink adds the link u -> v on layer (d is their distance). When u's list
