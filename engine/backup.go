@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"context"
 	"errors"
 	"fmt"
@@ -83,7 +85,7 @@ func (db *DB) Backup(ctx context.Context, dir string) (err error) {
 // (which it clears), and reports whether dir exists.
 func (db *DB) backupTarget(dir string) (exists bool, err error) {
 	if dir == "" {
-		return false, fmt.Errorf("%w: empty backup directory", ErrInvalidConfig)
+		return false, fmt.Errorf("%w: empty backup directory", mnemo.ErrInvalidConfig)
 	}
 	names, err := db.fs.List(dir)
 	switch {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"bytes"
 	"context"
 	"errors"
@@ -17,7 +19,7 @@ import (
 
 // backupOp is op i of writer w: an upsert of three records over a cycle
 // of keys, or every fifth op a delete of the keys op i-1 wrote.
-func backupOp(w, i int) (upsert []Record, del []string) {
+func backupOp(w, i int) (upsert []mnemo.Record, del []string) {
 	keys := func(i int) []string {
 		return []string{fmt.Sprintf("w%d-%d-a", w, i%7), fmt.Sprintf("w%d-%d-b", w, i%7), fmt.Sprintf("w%d-%d-c", w, i%7)}
 	}
@@ -34,8 +36,8 @@ func backupOp(w, i int) (upsert []Record, del []string) {
 }
 
 // backupState is writer w's records after its first n ops.
-func backupState(w, n int) map[string]Record {
-	state := map[string]Record{}
+func backupState(w, n int) map[string]mnemo.Record {
+	state := map[string]mnemo.Record{}
 	for i := 0; i < n; i++ {
 		up, del := backupOp(w, i)
 		for _, r := range up {
@@ -58,7 +60,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	const writers = 4
 	dir := filepath.Join(t.TempDir(), "db")
 	db := mustOpen(t, dir, &Options{CheckpointEvery: 50})
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	var acked [writers]atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -119,8 +121,8 @@ func TestBackupWhileWriting(t *testing.T) {
 	if st, _ := bc.Stats(ctx); st.OpenedBy != "checkpoint+replay" {
 		t.Fatalf("backup opened by %s (%s), want checkpoint+replay", st.OpenedBy, st.RebuildReason)
 	}
-	got := map[int]map[string]Record{}
-	page, after0 := []Record(nil), ""
+	got := map[int]map[string]mnemo.Record{}
+	page, after0 := []mnemo.Record(nil), ""
 	for {
 		page, after0, err = bc.Scan(ctx, after0, 500)
 		if err != nil {
@@ -129,7 +131,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		for _, r := range page {
 			w := int(r.Metadata["w"].(float64))
 			if got[w] == nil {
-				got[w] = map[string]Record{}
+				got[w] = map[string]mnemo.Record{}
 			}
 			got[w][r.ID] = r
 		}
@@ -151,7 +153,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 }
 
-func sameState(got, want map[string]Record) bool {
+func sameState(got, want map[string]mnemo.Record) bool {
 	if len(got) != len(want) {
 		return false
 	}
@@ -170,7 +172,7 @@ func TestBackupBadTargets(t *testing.T) {
 	root := t.TempDir()
 	db := mustOpen(t, filepath.Join(root, "db"), nil)
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	if _, err := c.Upsert(ctx, crashBatchRecords(0)...); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestBackupRetry(t *testing.T) {
 	root := t.TempDir()
 	db := mustOpen(t, filepath.Join(root, "db"), nil)
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	if _, err := c.Upsert(ctx, crashBatchRecords(0)...); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestCompactGivesSpaceBack(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	db := mustOpen(t, dir, nil)
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	for n := 0; n < 100; n++ {
 		if _, err := c.Upsert(ctx, spaceRecords(n)...); err != nil {
 			t.Fatal(err)
@@ -331,7 +333,7 @@ func TestBackupKilled(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "db")
 	db := mustOpen(t, dir, nil)
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	for n := 0; n < 40; n++ {
 		if _, err := c.Upsert(ctx, crashBatchRecords(n)...); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -81,11 +83,11 @@ func BenchmarkBulkLoad(b *testing.B) {
 	b.Run("engine", func(b *testing.B) {
 		for b.Loop() {
 			db, _ := Open(b.TempDir(), &Options{CheckpointEvery: -1})
-			c, _ := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: 128})
+			c, _ := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 128})
 			for lo := 0; lo < len(vecs); lo += 1000 {
-				batch := make([]Record, 0, 1000)
+				batch := make([]mnemo.Record, 0, 1000)
 				for i := lo; i < min(lo+1000, len(vecs)); i++ {
-					batch = append(batch, Record{ID: fmt.Sprint(i), Vector: vecs[i], Metadata: map[string]any{"i": i}})
+					batch = append(batch, mnemo.Record{ID: fmt.Sprint(i), Vector: vecs[i], Metadata: map[string]any{"i": i}})
 				}
 				if _, err := c.Upsert(ctx, batch...); err != nil {
 					b.Fatal(err)
@@ -107,7 +109,7 @@ func BenchmarkSyncUpsert(b *testing.B) {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			db, _ := Open(b.TempDir(), &Options{CheckpointEvery: -1})
 			defer db.Close()
-			c, _ := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: 32, Index: Flat})
+			c, _ := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 32, Index: mnemo.Flat})
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
@@ -120,7 +122,7 @@ func BenchmarkSyncUpsert(b *testing.B) {
 						if i >= b.N {
 							return
 						}
-						if _, err := c.Upsert(ctx, Record{ID: fmt.Sprint(i), Vector: vecs[i%len(vecs)]}); err != nil {
+						if _, err := c.Upsert(ctx, mnemo.Record{ID: fmt.Sprint(i), Vector: vecs[i%len(vecs)]}); err != nil {
 							b.Error(err)
 							return
 						}
@@ -138,12 +140,12 @@ func BenchmarkSyncUpsert(b *testing.B) {
 var benchEngine = sync.OnceValues(func() (*Collection, *index.HNSW) {
 	vecs, _ := benchData()
 	db, _ := Open("", &Options{InMemory: true, CheckpointEvery: -1, NoSync: true})
-	c, _ := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: 128})
+	c, _ := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 128})
 	h, _ := index.NewHNSW(128, index.Cosine, nil)
-	batch := make([]Record, 0, 1000)
+	batch := make([]mnemo.Record, 0, 1000)
 	for i, v := range vecs {
 		h.Add(uint64(i), v)
-		batch = append(batch, Record{ID: fmt.Sprintf("%06d", i), Vector: v, Content: "text",
+		batch = append(batch, mnemo.Record{ID: fmt.Sprintf("%06d", i), Vector: v, Content: "text",
 			Metadata: map[string]any{"p10": i%10 == 0, "p100": i%100 == 0, "p1000": i%1000 == 0}})
 		if len(batch) == cap(batch) {
 			c.Upsert(ctx, batch...)
@@ -169,7 +171,7 @@ func BenchmarkQueryLatency(b *testing.B) {
 	b.Run("engine", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
-			if _, err := c.Query(ctx, Query{Vector: queries[i%len(queries)], K: 10, Ef: 64}); err != nil {
+			if _, err := c.Query(ctx, mnemo.Query{Vector: queries[i%len(queries)], K: 10, Ef: 64}); err != nil {
 				b.Fatal(err)
 			}
 			i++
@@ -185,15 +187,15 @@ func BenchmarkFilteredQuery(b *testing.B) {
 	queries = queries[:min(200, len(queries))]
 	for _, field := range []string{"p10", "p100", "p1000"} {
 		b.Run(field, func(b *testing.B) {
-			f, _ := ParseFilter(fmt.Sprintf(`{%q: true}`, field))
+			f, _ := mnemo.ParseFilter(fmt.Sprintf(`{%q: true}`, field))
 			var sum float64
 			var plan Plan
 			for _, q := range queries {
-				got, p, err := c.QueryPlan(ctx, Query{Vector: q, K: 10, Filter: f})
+				got, p, err := c.QueryPlan(ctx, mnemo.Query{Vector: q, K: 10, Filter: f})
 				if err != nil {
 					b.Fatal(err)
 				}
-				want, _ := c.Query(ctx, Query{Vector: q, K: 10, Filter: f, Exact: true})
+				want, _ := c.Query(ctx, mnemo.Query{Vector: q, K: 10, Filter: f, Exact: true})
 				in := map[string]bool{}
 				for _, h := range want {
 					in[h.Record.ID] = true
@@ -210,7 +212,7 @@ func BenchmarkFilteredQuery(b *testing.B) {
 			i := 0
 			b.ResetTimer()
 			for b.Loop() {
-				c.Query(ctx, Query{Vector: queries[i%len(queries)], K: 10, Filter: f})
+				c.Query(ctx, mnemo.Query{Vector: queries[i%len(queries)], K: 10, Filter: f})
 				i++
 			}
 			b.ReportMetric(sum/float64(len(queries)), "recall@10")
@@ -227,11 +229,11 @@ func BenchmarkReopen(b *testing.B) {
 	vecs, _ := benchData()
 	dir := b.TempDir()
 	db, _ := Open(dir, &Options{CheckpointEvery: -1, NoSync: true})
-	c, _ := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: 128})
+	c, _ := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 128})
 	for lo := 0; lo < len(vecs); lo += 1000 {
-		var batch []Record
+		var batch []mnemo.Record
 		for i := lo; i < min(lo+1000, len(vecs)); i++ {
-			batch = append(batch, Record{ID: fmt.Sprint(i), Vector: vecs[i]})
+			batch = append(batch, mnemo.Record{ID: fmt.Sprint(i), Vector: vecs[i]})
 		}
 		c.Upsert(ctx, batch...)
 	}
@@ -312,14 +314,14 @@ func BenchmarkTextCost(b *testing.B) {
 		for _, text := range []bool{false, true} {
 			dirs[text] = filepath.Join(b.TempDir(), "db")
 			dbs[text] = mustOpen(b, dirs[text], &Options{NoSync: true})
-			cols[text] = mustCollection(b, dbs[text], "c", CollectionConfig{Dimension: len(base[0]), Text: TextConfig{Disabled: !text}})
+			cols[text] = mustCollection(b, dbs[text], "c", mnemo.CollectionConfig{Dimension: len(base[0]), Text: mnemo.TextConfig{Disabled: !text}})
 		}
 		const batch = 256
 		for start := 0; start < len(base); start += batch {
 			end := min(start+batch, len(base))
-			recs := make([]Record, 0, end-start)
+			recs := make([]mnemo.Record, 0, end-start)
 			for i := start; i < end; i++ {
-				recs = append(recs, Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i]})
+				recs = append(recs, mnemo.Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i]})
 			}
 			for _, text := range []bool{start%(2*batch) == 0, start%(2*batch) != 0} {
 				t0 := time.Now()
@@ -337,9 +339,9 @@ func BenchmarkTextCost(b *testing.B) {
 		c := cols[true]
 		lat := map[string][]time.Duration{}
 		for i, q := range queries {
-			for _, mode := range []Mode{ModeVector, ModeHybrid} {
+			for _, mode := range []mnemo.Mode{mnemo.ModeVector, mnemo.ModeHybrid} {
 				t0 := time.Now()
-				if _, err := c.Query(ctx, Query{Vector: q, Text: qtexts[i], Mode: mode, K: 10}); err != nil {
+				if _, err := c.Query(ctx, mnemo.Query{Vector: q, Text: qtexts[i], Mode: mode, K: 10}); err != nil {
 					b.Fatal(err)
 				}
 				lat[string(mode)] = append(lat[string(mode)], time.Since(t0))
@@ -393,14 +395,14 @@ var textBench = sync.OnceValues(func() (*Collection, [][]float32) {
 	if err != nil {
 		panic(err)
 	}
-	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: len(base[0])})
+	c, err := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: len(base[0])})
 	if err != nil {
 		panic(err)
 	}
 	for start := 0; start < len(base); start += 1000 {
-		var recs []Record
+		var recs []mnemo.Record
 		for i := start; i < min(start+1000, len(base)); i++ {
-			recs = append(recs, Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i]})
+			recs = append(recs, mnemo.Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i]})
 		}
 		if _, err := c.Upsert(ctx, recs...); err != nil {
 			panic(err)
@@ -414,11 +416,11 @@ var textBench = sync.OnceValues(func() (*Collection, [][]float32) {
 func BenchmarkQueryModes(b *testing.B) {
 	c, queries := textBench()
 	qtexts := benchQuestions(len(queries), 8)
-	for _, mode := range []Mode{ModeVector, ModeText, ModeHybrid} {
+	for _, mode := range []mnemo.Mode{mnemo.ModeVector, mnemo.ModeText, mnemo.ModeHybrid} {
 		b.Run(string(mode), func(b *testing.B) {
 			i := 0
 			for b.Loop() {
-				q := Query{Vector: queries[i%len(queries)], Text: qtexts[i%len(queries)], Mode: mode, K: 10}
+				q := mnemo.Query{Vector: queries[i%len(queries)], Text: qtexts[i%len(queries)], Mode: mode, K: 10}
 				if _, err := c.Query(ctx, q); err != nil {
 					b.Fatal(err)
 				}

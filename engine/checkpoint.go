@@ -241,7 +241,7 @@ func (c *Collection) load() error {
 	}
 	switch {
 	case desc == nil && !hadDesc && len(c.ids) == 0:
-		idx, err := c.cfg.newIndex()
+		idx, err := newIndex(c.cfg)
 		if err != nil {
 			return err
 		}
@@ -313,7 +313,7 @@ func (c *Collection) scanRecords() error {
 		}
 		c.ids[id], c.keys[sr.key], c.meta[sr.key] = sr.key, id, meta
 		c.cacheContent(sr.key, sr.content)
-		c.post.add(sr.key, meta)
+		c.fields.add(sr.key, meta)
 		c.nextKey = max(c.nextKey, sr.key+1)
 	}
 	if err := it.Error(); err != nil {
@@ -334,10 +334,10 @@ func (c *Collection) loadCheckpoint(desc *checkpointDesc, info *loadInfo) error 
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %v", desc.File, err)
 	}
-	if idx.Dim() != c.cfg.Dimension || idx.Metric() != c.cfg.Metric {
+	if idx.Dim() != c.cfg.Dimension || idx.Metric() != indexMetric(c.cfg.Metric) {
 		return fmt.Errorf("checkpoint %s is for dimension %d, %v", desc.File, idx.Dim(), idx.Metric())
 	}
-	if h, ok := idx.(*index.HNSW); ok && h.Options().Quantize.String() != c.cfg.quantization() {
+	if h, ok := idx.(*index.HNSW); ok && h.Options().Quantize.String() != quantization(c.cfg) {
 		return fmt.Errorf("checkpoint %s has quantization %v", desc.File, h.Options().Quantize)
 	}
 	c.idx = idx
@@ -390,7 +390,7 @@ func (c *Collection) replay(r wal.Record) error {
 // rebuild builds a fresh index from the stored records' vectors, reading
 // them in one pass and inserting on every CPU.
 func (c *Collection) rebuild() (index.Index, error) {
-	idx, err := c.cfg.newIndex()
+	idx, err := newIndex(c.cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -39,15 +41,15 @@ func BenchmarkCheckpointQueryLatency(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dimension: dim})
+	c, err := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: dim})
 	if err != nil {
 		b.Fatal(err)
 	}
 	upsert := func(ids []int) {
 		for lo := 0; lo < len(ids); lo += 1000 {
-			batch := make([]Record, 0, 1000)
+			batch := make([]mnemo.Record, 0, 1000)
 			for _, i := range ids[lo:min(lo+1000, len(ids))] {
-				batch = append(batch, Record{ID: fmt.Sprint(i), Vector: randVec(), Content: "x"})
+				batch = append(batch, mnemo.Record{ID: fmt.Sprint(i), Vector: randVec(), Content: "x"})
 			}
 			if _, err := c.Upsert(ctx, batch...); err != nil {
 				b.Fatal(err)
@@ -68,7 +70,7 @@ func BenchmarkCheckpointQueryLatency(b *testing.B) {
 	}
 	query := func(i int) time.Duration {
 		start := time.Now()
-		if _, err := c.Query(ctx, Query{Vector: queries[i%len(queries)], K: k, Ef: ef}); err != nil {
+		if _, err := c.Query(ctx, mnemo.Query{Vector: queries[i%len(queries)], K: k, Ef: ef}); err != nil {
 			b.Error(err)
 		}
 		return time.Since(start)
@@ -84,7 +86,7 @@ func BenchmarkCheckpointQueryLatency(b *testing.B) {
 				v[i] = float32(w.NormFloat64())
 			}
 			start := time.Now()
-			if _, err := c.Upsert(ctx, Record{ID: fmt.Sprint(w.IntN(n)), Vector: v, Content: "x"}); err != nil {
+			if _, err := c.Upsert(ctx, mnemo.Record{ID: fmt.Sprint(w.IntN(n)), Vector: v, Content: "x"}); err != nil {
 				b.Error(err)
 				return
 			}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"fmt"
 	"testing"
 
@@ -27,15 +29,15 @@ func (p compactProbe) Compact() int {
 func TestCheckpointCompactsBesideWrites(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, &Options{CheckpointEvery: -1})
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 8})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 8})
 	vecs := benchVectors(300, 8, 3)
 	for i, v := range vecs[:200] {
-		if _, err := c.Upsert(ctx, Record{ID: fmt.Sprint(i), Vector: v}); err != nil {
+		if _, err := c.Upsert(ctx, mnemo.Record{ID: fmt.Sprint(i), Vector: v}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for i := range 60 {
-		if _, err := c.Upsert(ctx, Record{ID: fmt.Sprint(i), Vector: vecs[200+i]}); err != nil {
+		if _, err := c.Upsert(ctx, mnemo.Record{ID: fmt.Sprint(i), Vector: vecs[200+i]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,10 +58,10 @@ func TestCheckpointCompactsBesideWrites(t *testing.T) {
 		c.writes.RUnlock()
 		done := make(chan error)
 		go func() {
-			_, err := c.Upsert(ctx, Record{ID: "during", Vector: vecs[299]})
+			_, err := c.Upsert(ctx, mnemo.Record{ID: "during", Vector: vecs[299]})
 			if err == nil {
-				var hits []Hit
-				hits, err = c.Query(ctx, Query{Vector: vecs[299], K: 1, Ef: 50})
+				var hits []mnemo.Hit
+				hits, err = c.Query(ctx, mnemo.Query{Vector: vecs[299], K: 1, Ef: 50})
 				if err == nil && (len(hits) != 1 || hits[0].Record.ID != "during") {
 					err = fmt.Errorf("query during compaction: %v", hits)
 				}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +27,7 @@ type Collection struct {
 	db   *DB
 	name string
 	id   uint32
-	cfg  CollectionConfig
+	cfg  mnemo.CollectionConfig
 	log  *wal.Log
 
 	// writes is held shared by every write from before it touches Pebble
@@ -45,7 +47,7 @@ type Collection struct {
 	keys     map[uint64]string
 	meta     map[uint64]map[string]any
 	content  map[uint64]string // contents of at most inlineContent bytes
-	post     *postings
+	fields   *fieldIndex
 	text     *textIndex // nil when the collection has no full-text index
 	nextKey  uint64
 	loadInfo loadInfo
@@ -85,7 +87,7 @@ func (c *Collection) lockIDs(ids []string) func() {
 func (c *Collection) Name() string { return c.name }
 
 // Config returns the collection's config, defaults applied.
-func (c *Collection) Config() CollectionConfig { return c.cfg }
+func (c *Collection) Config() mnemo.CollectionConfig { return c.cfg }
 
 // enter checks that the collection and its database are usable and
 // registers an operation in flight (Close waits for it).
@@ -96,14 +98,9 @@ func (c *Collection) enter() (func(), error) {
 	}
 	if c.dropped.Load() {
 		done()
-		return nil, fmt.Errorf("%w: %q was dropped", ErrCollectionNotFound, c.name)
+		return nil, fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.name)
 	}
 	return done, nil
-}
-
-// checkVector validates a vector for this collection, by the index's rule.
-func (c *Collection) checkVector(v []float32) error {
-	return index.CheckVector(v, c.cfg.Dimension, c.cfg.Metric)
 }
 
 // Upsert inserts or replaces records, atomically: either every record is
@@ -112,7 +109,7 @@ func (c *Collection) checkVector(v []float32) error {
 // batch is on stable storage (unless the database was opened with NoSync).
 // Concurrent writers share fsyncs (Pebble's group commit). The records'
 // slices and maps are copied; the caller may reuse them.
-func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, error) {
+func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]string, error) {
 	done, err := c.enter()
 	if err != nil {
 		return nil, err
@@ -131,21 +128,17 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 		if ids[i] == "" {
 			ids[i] = uuid.NewString()
 		}
-		rec := *r
-		rec.ID = ids[i]
-		name := recordName(i, r.ID)
-		if metas[i], err = validateRecord(&rec, name); err != nil {
+		if metas[i], err = mnemo.CheckRecord(c.cfg, i, *r); err != nil {
 			return nil, err
 		}
-		if err := c.checkVector(r.Vector); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+		rec := *r
+		rec.ID = ids[i]
 		if seen[ids[i]] {
-			return nil, fmt.Errorf("%w: id %q appears twice in one batch", ErrInvalidRecord, ids[i])
+			return nil, fmt.Errorf("%w: id %q appears twice in one batch", mnemo.ErrInvalidRecord, ids[i])
 		}
 		seen[ids[i]] = true
-		if size += RecordBytes(rec, metas[i]); size > MaxBatchBytes {
-			return nil, BatchTooLarge(len(records), i)
+		if size += mnemo.RecordBytes(rec, metas[i]); size > mnemo.MaxBatchBytes {
+			return nil, mnemo.BatchTooLarge(len(records), i)
 		}
 	}
 	var docs []textDoc
@@ -157,7 +150,7 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 				// The stored form, as queries and reopen see it.
 				meta, _ = decodeMetadata(metas[i])
 			}
-			docs[i] = analyzeDoc(textOf(r.Content, meta, c.cfg.Text.Fields))
+			docs[i] = textDocOf(c.cfg, r.Content, meta)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -209,26 +202,6 @@ func (c *Collection) Upsert(ctx context.Context, records ...Record) ([]string, e
 	return ids, nil
 }
 
-// MaxBatchBytes bounds what one Upsert writes: the records' IDs,
-// contents, vectors and encoded metadata together (the full-text index
-// adds at most as much again). One Pebble batch holds it all and is held
-// in memory until it commits, and Pebble refuses a batch of 4 GB; a
-// larger write is split into several Upserts by the caller, which decides
-// what may be seen apart.
-const MaxBatchBytes = 1 << 30
-
-// RecordBytes is what r counts toward MaxBatchBytes, with meta its
-// encoded metadata.
-func RecordBytes(r Record, meta []byte) int {
-	return len(r.ID) + len(r.Content) + 4*len(r.Vector) + len(meta)
-}
-
-// BatchTooLarge is the ErrBatchTooLarge of an n-record batch that went
-// over MaxBatchBytes at record i.
-func BatchTooLarge(n, i int) error {
-	return fmt.Errorf("%w: the first %d of %d records already hold more than %d MiB (MaxBatchBytes); split the batch", ErrBatchTooLarge, i+1, n, MaxBatchBytes>>20)
-}
-
 // commit adds the log record to b and commits it.
 func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) error {
 	seq, err := c.log.Append(b, logBatch, encodeOps(ops))
@@ -251,7 +224,7 @@ func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) e
 func (c *Collection) apply(id string, key uint64, vec []float32, content string, meta map[string]any, doc *textDoc) {
 	c.mu.Lock()
 	if old, ok := c.meta[key]; ok {
-		c.post.remove(key, old)
+		c.fields.remove(key, old)
 	}
 	if doc != nil {
 		c.text.add(key, *doc)
@@ -259,10 +232,10 @@ func (c *Collection) apply(id string, key uint64, vec []float32, content string,
 	c.ids[id], c.keys[key] = key, id
 	c.meta[key] = meta
 	c.cacheContent(key, content)
-	c.post.add(key, meta)
+	c.fields.add(key, meta)
 	c.mu.Unlock()
 	if err := c.idx.Add(key, vec); err != nil {
-		// The vector passed checkVector before it was stored.
+		// The vector passed mnemo.CheckVector before it was stored.
 		panic(fmt.Sprintf("engine: index rejected a validated vector: %v", err))
 	}
 }
@@ -273,7 +246,7 @@ func (c *Collection) unapply(id string, key uint64) {
 	c.idx.Delete(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.post.remove(key, c.meta[key])
+	c.fields.remove(key, c.meta[key])
 	if c.text != nil {
 		c.text.remove(key)
 	}
@@ -316,7 +289,7 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 	}
 	defer done()
 	for _, id := range ids {
-		if err := validateID(id); err != nil {
+		if err := mnemo.CheckID(id); err != nil {
 			return 0, err
 		}
 	}
@@ -362,17 +335,17 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 
 // Get returns the record with the given ID and whether it exists. The
 // returned record is the caller's to keep.
-func (c *Collection) Get(ctx context.Context, id string) (rec Record, found bool, err error) {
+func (c *Collection) Get(ctx context.Context, id string) (rec mnemo.Record, found bool, err error) {
 	done, err := c.enter()
 	if err != nil {
-		return Record{}, false, err
+		return mnemo.Record{}, false, err
 	}
 	defer done()
-	if err := validateID(id); err != nil {
-		return Record{}, false, err
+	if err := mnemo.CheckID(id); err != nil {
+		return mnemo.Record{}, false, err
 	}
 	if err := ctx.Err(); err != nil {
-		return Record{}, false, err
+		return mnemo.Record{}, false, err
 	}
 	err = guard(func() error {
 		rec, found, err = c.read(id)
@@ -382,32 +355,32 @@ func (c *Collection) Get(ctx context.Context, id string) (rec Record, found bool
 }
 
 // read fetches and decodes a stored record.
-func (c *Collection) read(id string) (Record, bool, error) {
+func (c *Collection) read(id string) (mnemo.Record, bool, error) {
 	return c.readWith(id, nil, false)
 }
 
 // readWith fetches a stored record; when haveMeta is set, meta is used as
 // the record's metadata instead of decoding the stored JSON (queries pass a
 // copy of the in-memory metadata, which is the same data).
-func (c *Collection) readWith(id string, meta map[string]any, haveMeta bool) (Record, bool, error) {
+func (c *Collection) readWith(id string, meta map[string]any, haveMeta bool) (mnemo.Record, bool, error) {
 	v, closer, err := c.db.pdb.Get(recordKey(c.id, id))
 	if errors.Is(err, pebble.ErrNotFound) {
-		return Record{}, false, nil
+		return mnemo.Record{}, false, nil
 	}
 	if err != nil {
-		return Record{}, false, readError(fmt.Sprintf("get %q", id), err)
+		return mnemo.Record{}, false, readError(fmt.Sprintf("get %q", id), err)
 	}
 	defer closer.Close()
 	sr, err := decodeRecord(v)
 	if err != nil {
-		return Record{}, false, fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.name, err)
+		return mnemo.Record{}, false, fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.name, err)
 	}
 	if !haveMeta {
 		if meta, err = decodeMetadata(sr.meta); err != nil {
-			return Record{}, false, fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
+			return mnemo.Record{}, false, fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
 		}
 	}
-	return Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta}, true, nil
+	return mnemo.Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta}, true, nil
 }
 
 // Count returns the number of records.
@@ -420,14 +393,14 @@ func (c *Collection) Count() int {
 // Scan returns up to limit records in ascending ID order, starting after
 // the ID after ("" starts at the beginning), and the ID to pass as after to
 // continue ("" when there is nothing more). It reads a consistent snapshot.
-func (c *Collection) Scan(ctx context.Context, after string, limit int) (page []Record, next string, err error) {
+func (c *Collection) Scan(ctx context.Context, after string, limit int) (page []mnemo.Record, next string, err error) {
 	done, err := c.enter()
 	if err != nil {
 		return nil, "", err
 	}
 	defer done()
 	if limit <= 0 {
-		return nil, "", fmt.Errorf("%w: limit %d, want > 0", ErrBadQuery, limit)
+		return nil, "", fmt.Errorf("%w: limit %d, want > 0", mnemo.ErrBadQuery, limit)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, "", err
@@ -439,7 +412,7 @@ func (c *Collection) Scan(ctx context.Context, after string, limit int) (page []
 	return page, next, err
 }
 
-func (c *Collection) scan(after string, limit int) ([]Record, string, error) {
+func (c *Collection) scan(after string, limit int) ([]mnemo.Record, string, error) {
 	prefix := cidPrefix(tagRecord, c.id)
 	lower := prefix
 	if after != "" {
@@ -450,7 +423,7 @@ func (c *Collection) scan(after string, limit int) ([]Record, string, error) {
 		return nil, "", readError("scan", err)
 	}
 	defer it.Close()
-	var out []Record
+	var out []mnemo.Record
 	for ok := it.First(); ok; ok = it.Next() {
 		id := string(it.Key()[len(prefix):])
 		if len(out) == limit {
@@ -468,7 +441,7 @@ func (c *Collection) scan(after string, limit int) ([]Record, string, error) {
 		if err != nil {
 			return nil, "", fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
 		}
-		out = append(out, Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta})
+		out = append(out, mnemo.Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta})
 	}
 	if err := it.Error(); err != nil {
 		return nil, "", readError("scan", err)
@@ -478,16 +451,7 @@ func (c *Collection) scan(after string, limit int) ([]Record, string, error) {
 
 // Validate reports whether Upsert would accept r, without writing anything
 // (an empty ID is valid: Upsert assigns one).
-func (c *Collection) Validate(r Record) error {
-	name := recordName(0, r.ID)
-	if r.ID == "" {
-		r.ID, name = "_", "the record (no id given)"
-	}
-	if _, err := validateRecord(&r, name); err != nil {
-		return err
-	}
-	if err := c.checkVector(r.Vector); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
+func (c *Collection) Validate(r mnemo.Record) error {
+	_, err := mnemo.CheckRecord(c.cfg, 0, r)
+	return err
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"fmt"
 	"sync"
 	"testing"
@@ -12,7 +14,7 @@ import (
 func TestConcurrentUse(t *testing.T) {
 	db := mustOpen(t, t.TempDir(), &Options{CheckpointEvery: 25, NoSync: true})
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim, M: 6, EfConstruction: 40})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim, M: 6, EfConstruction: 40})
 	const writers, batches = 4, 60
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
@@ -36,8 +38,8 @@ func TestConcurrentUse(t *testing.T) {
 						return
 					}
 				}
-				f, _ := ParseFilter(fmt.Sprintf(`{"tag": "t%d"}`, n%5))
-				if _, err := c.Query(ctx, Query{Vector: crashRecord(b, 0).Vector, K: 5, Filter: f}); err != nil {
+				f, _ := mnemo.ParseFilter(fmt.Sprintf(`{"tag": "t%d"}`, n%5))
+				if _, err := c.Query(ctx, mnemo.Query{Vector: crashRecord(b, 0).Vector, K: 5, Filter: f}); err != nil {
 					t.Error(err)
 					return
 				}

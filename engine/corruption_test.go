@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"errors"
 	"fmt"
 	"io"
@@ -17,7 +19,7 @@ func seedCorruptible(t *testing.T) (vfs.FS, string) {
 	t.Helper()
 	fs := vfs.NewMem()
 	db := mustOpen(t, "db", &Options{FS: fs, CheckpointEvery: -1})
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	for n := 0; n < 20; n++ {
 		if _, err := c.Upsert(ctx, crashBatchRecords(n)...); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"bufio"
 	"cmp"
 	"errors"
@@ -18,7 +20,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
-	"github.com/mnemodb/mnemo/engine/analysis"
+	"github.com/mnemodb/mnemo/analysis"
 	"github.com/mnemodb/mnemo/index"
 )
 
@@ -56,14 +58,14 @@ func TestMain(m *testing.M) {
 }
 
 // crashRecord is record i of batch n, derived from n and i alone.
-func crashRecord(n, i int) Record {
+func crashRecord(n, i int) mnemo.Record {
 	r := rand.New(rand.NewPCG(uint64(n), uint64(i)))
 	v := make([]float32, crashDim)
 	for j := range v {
 		v[j] = r.Float32()*2 - 1
 	}
 	v[0] += 3 // never the zero vector
-	return Record{
+	return mnemo.Record{
 		ID:       fmt.Sprintf("b%06d-%d", n, i),
 		Vector:   v,
 		Content:  strings.Repeat(fmt.Sprintf("batch %d record %d. ", n, i), 1+r.IntN(20)),
@@ -71,8 +73,8 @@ func crashRecord(n, i int) Record {
 	}
 }
 
-func crashBatchRecords(n int) []Record {
-	recs := make([]Record, crashBatch)
+func crashBatchRecords(n int) []mnemo.Record {
+	recs := make([]mnemo.Record, crashBatch)
 	for i := range recs {
 		recs[i] = crashRecord(n, i)
 	}
@@ -87,7 +89,7 @@ func crashChild(dir string) {
 		fmt.Println("error", err)
 		os.Exit(1)
 	}
-	c, err := db.CreateCollection(ctx, "crash", CollectionConfig{Dimension: crashDim, M: 6, EfConstruction: 40})
+	c, err := db.CreateCollection(ctx, "crash", mnemo.CollectionConfig{Dimension: crashDim, M: 6, EfConstruction: 40})
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -191,7 +193,7 @@ func verifyCrashDB(t *testing.T, dir string, acked int) {
 	}
 	defer db.Close()
 	c, err := db.Collection("crash")
-	if errors.Is(err, ErrCollectionNotFound) && acked < 0 {
+	if errors.Is(err, mnemo.ErrCollectionNotFound) && acked < 0 {
 		return
 	}
 	if err != nil {
@@ -223,9 +225,9 @@ func verifyBatches(t *testing.T, c *Collection, acked int) {
 			// usually shows it; when it does not (the graph is
 			// approximate), an exact query, which scores the index's own
 			// copy of every vector, must.
-			hits, err := c.Query(ctx, Query{Vector: got.Vector, K: 1, Ef: 64})
+			hits, err := c.Query(ctx, mnemo.Query{Vector: got.Vector, K: 1, Ef: 64})
 			if err == nil && (len(hits) == 0 || hits[0].Distance > 1e-5) {
-				hits, err = c.Query(ctx, Query{Vector: got.Vector, K: 1, Exact: true})
+				hits, err = c.Query(ctx, mnemo.Query{Vector: got.Vector, K: 1, Exact: true})
 			}
 			if err != nil || len(hits) == 0 || hits[0].Distance > 1e-5 {
 				t.Fatalf("record %s is not found by an exact query for its own vector: %+v, %v", got.ID, hits, err)
@@ -262,7 +264,7 @@ func TestCrashDuringCheckpoint(t *testing.T) {
 		t.Run(fmt.Sprintf("after step %d", step), func(t *testing.T) {
 			fs := vfs.NewCrashableMem()
 			db := mustOpen(t, "db", &Options{FS: fs, CheckpointEvery: -1})
-			c := mustCollection(t, db, "crash", CollectionConfig{Dimension: crashDim})
+			c := mustCollection(t, db, "crash", mnemo.CollectionConfig{Dimension: crashDim})
 			for n := 0; n < 6; n++ {
 				if _, err := c.Upsert(ctx, crashBatchRecords(n)...); err != nil {
 					t.Fatal(err)
@@ -305,7 +307,7 @@ func TestCrashDuringCheckpoint(t *testing.T) {
 			for {
 				page, next, _ := c2.Scan(ctx, after, 100)
 				for _, got := range page {
-					hits, _ := c2.Query(ctx, Query{Vector: got.Vector, K: 1})
+					hits, _ := c2.Query(ctx, mnemo.Query{Vector: got.Vector, K: 1})
 					if len(hits) == 0 || hits[0].Record.ID != got.ID {
 						t.Fatalf("record %s not found by its own vector", got.ID)
 					}
@@ -357,7 +359,7 @@ func checkTextRebuilt(t *testing.T, c *Collection, queries []string) {
 		}
 		c.mu.RLock()
 		for _, r := range page {
-			fresh.add(c.ids[r.ID], analyzeDoc(textOf(r.Content, r.Metadata, c.cfg.Text.Fields)))
+			fresh.add(c.ids[r.ID], textDocOf(c.cfg, r.Content, r.Metadata))
 		}
 		c.mu.RUnlock()
 		if next == "" {
@@ -366,19 +368,19 @@ func checkTextRebuilt(t *testing.T, c *Collection, queries []string) {
 		after = next
 	}
 	for _, q := range queries {
-		hits, err := c.Query(ctx, Query{Text: q, K: 50})
+		hits, err := c.Query(ctx, mnemo.Query{Text: q, K: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Every match, equal scores ordered by ID, as queries order them.
 		res := fresh.search(analysis.Terms(q), c.Count()+1, *c.cfg.Text.BM25, nil)
-		want := make([]Hit, len(res))
+		want := make([]mnemo.Hit, len(res))
 		c.mu.RLock()
 		for i, r := range res {
-			want[i] = Hit{Record: Record{ID: c.keys[r.key]}, Score: r.score}
+			want[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.key]}, Score: r.score}
 		}
 		c.mu.RUnlock()
-		slices.SortStableFunc(want, func(a, b Hit) int {
+		slices.SortStableFunc(want, func(a, b mnemo.Hit) int {
 			if d := cmp.Compare(b.Score, a.Score); d != 0 {
 				return d
 			}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"errors"
 	"fmt"
 	"io"
@@ -65,12 +67,12 @@ var damages = []struct {
 // both in Pebble's tables and only in its live log, and returns a copy of
 // its directory taken while it is open (as a crash would leave it) and the
 // acknowledged records.
-func damageSeed(t *testing.T) (string, map[string]Record) {
+func damageSeed(t *testing.T) (string, map[string]mnemo.Record) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "db")
 	db := mustOpen(t, dir, &Options{CheckpointEvery: -1})
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
-	model := map[string]Record{}
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
+	model := map[string]mnemo.Record{}
 	upsert := func(n int) {
 		recs := crashBatchRecords(n)
 		if _, err := c.Upsert(ctx, recs...); err != nil {
@@ -192,7 +194,7 @@ func TestDamageMatrix(t *testing.T) {
 
 // damageOutcome opens a damaged directory and says how it ended, failing
 // the test when it ended in anything but recovery or a clear error.
-func damageOutcome(t *testing.T, name, dir string, model map[string]Record) string {
+func damageOutcome(t *testing.T, name, dir string, model map[string]mnemo.Record) string {
 	db, err := Open(dir, nil)
 	if err != nil {
 		if err.Error() == "" {
@@ -266,7 +268,7 @@ func TestLostLogDetected(t *testing.T) {
 			}
 		}},
 		{"create", func(t *testing.T, db *DB) {
-			mustCollection(t, db, "new", CollectionConfig{Dimension: crashDim})
+			mustCollection(t, db, "new", mnemo.CollectionConfig{Dimension: crashDim})
 		}},
 	}
 	for _, tc := range cases {
@@ -275,7 +277,7 @@ func TestLostLogDetected(t *testing.T) {
 				dir := filepath.Join(t.TempDir(), "db")
 				db := mustOpen(t, dir, nil)
 				for _, name := range []string{"main", "scratch"} {
-					c := mustCollection(t, db, name, CollectionConfig{Dimension: crashDim})
+					c := mustCollection(t, db, name, mnemo.CollectionConfig{Dimension: crashDim})
 					if _, err := c.Upsert(ctx, crashBatchRecords(0)...); err != nil {
 						t.Fatal(err)
 					}

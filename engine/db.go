@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -30,8 +32,8 @@ import (
 //	DB.closeMu -> DB.life -> DB.mu -> DB.cpMu -> Collection.writes ->
 //	Collection.stripes (ascending) -> Collection.mu
 //
-// seqMark.mu and spaceGuard.mu are leaves: nothing is taken while they are
-// held. Pebble's own locks are below all of these.
+// seqMark.mu, spaceGuard.mu and nameLocks.mu are leaves: nothing is
+// taken while they are held. Pebble's own locks are below all of these.
 type DB struct {
 	dir       string
 	opts      Options
@@ -68,6 +70,7 @@ type DB struct {
 	markAtOpen map[uint32]uint64
 	mark       *seqMark
 	space      *spaceGuard
+	locks      nameLocks // the Store's named locks (store.go)
 }
 
 // openDirs guards against opening one directory twice in this process
@@ -102,7 +105,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	if dir == "" {
 		if !o.InMemory && opts.FS == nil {
-			return nil, fmt.Errorf("%w: empty directory (set InMemory for an in-memory database)", ErrInvalidConfig)
+			return nil, fmt.Errorf("%w: empty directory (set InMemory for an in-memory database)", mnemo.ErrInvalidConfig)
 		}
 		dir = "mnemo"
 		db.dir = dir
@@ -314,8 +317,8 @@ func (db *DB) lockError(err error) error {
 
 // stored is a collection's persisted definition.
 type stored struct {
-	ID     uint32           `json:"id"`
-	Config CollectionConfig `json:"config"`
+	ID     uint32                 `json:"id"`
+	Config mnemo.CollectionConfig `json:"config"`
 }
 
 func (db *DB) loadCollections() error {
@@ -409,15 +412,15 @@ func (db *DB) removeStrayFiles() {
 	}
 }
 
-func (db *DB) newCollection(name string, id uint32, cfg CollectionConfig) (*Collection, error) {
+func (db *DB) newCollection(name string, id uint32, cfg mnemo.CollectionConfig) (*Collection, error) {
 	l, err := wal.Open(db.pdb, cidPrefix(tagLog, id))
 	if err != nil {
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
 	c := &Collection{
-		db: db, name: name, id: id, cfg: cfg.withDefaults(), log: l,
+		db: db, name: name, id: id, cfg: cfg.WithDefaults(), log: l,
 		ids: make(map[string]uint64), keys: make(map[uint64]string),
-		meta: make(map[uint64]map[string]any), content: make(map[uint64]string), post: newPostings(),
+		meta: make(map[uint64]map[string]any), content: make(map[uint64]string), fields: newFieldIndex(),
 	}
 	if !c.cfg.Text.Disabled {
 		c.text = newTextIndex()
@@ -432,7 +435,7 @@ func (db *DB) enter() (func(), error) {
 	db.life.RLock()
 	if db.closed.Load() {
 		db.life.RUnlock()
-		return nil, ErrClosed
+		return nil, mnemo.ErrClosed
 	}
 	if err := db.fail.get(); err != nil {
 		db.life.RUnlock()
@@ -462,7 +465,7 @@ func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, what string) er
 // CreateCollection creates a collection, or returns the existing one when
 // its config is the same (defaults applied); a different config is
 // ErrCollectionExists.
-func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionConfig) (*Collection, error) {
+func (db *DB) CreateCollection(ctx context.Context, name string, cfg mnemo.CollectionConfig) (*Collection, error) {
 	done, err := db.enter()
 	if err != nil {
 		return nil, err
@@ -471,18 +474,18 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := validName(name); err != nil {
+	if err := mnemo.CheckCollectionName(name); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if c, ok := db.collections[name]; ok {
-		if !c.cfg.equal(cfg) {
-			return nil, fmt.Errorf("%w: %q has %+v, asked for %+v", ErrCollectionExists, name, c.cfg, cfg)
+		if !c.cfg.Equal(cfg) {
+			return nil, fmt.Errorf("%w: %q has %+v, asked for %+v", mnemo.ErrCollectionExists, name, c.cfg, cfg)
 		}
 		return c, nil
 	}
@@ -504,7 +507,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	if err != nil {
 		return nil, err
 	}
-	if c.idx, err = cfg.newIndex(); err != nil {
+	if c.idx, err = newIndex(cfg); err != nil {
 		return nil, err
 	}
 	c.loadInfo.how = "empty"
@@ -539,7 +542,7 @@ func (db *DB) Collection(name string) (*Collection, error) {
 	defer db.mu.Unlock()
 	c, ok := db.collections[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrCollectionNotFound, name)
+		return nil, fmt.Errorf("%w: %q", mnemo.ErrCollectionNotFound, name)
 	}
 	return c, nil
 }
@@ -571,7 +574,7 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 	defer db.mu.Unlock()
 	c, ok := db.collections[name]
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrCollectionNotFound, name)
+		return fmt.Errorf("%w: %q", mnemo.ErrCollectionNotFound, name)
 	}
 	db.cpMu.Lock()
 	defer db.cpMu.Unlock()
@@ -641,7 +644,7 @@ func (db *DB) Close() error {
 	db.closeMu.Lock()
 	defer db.closeMu.Unlock()
 	if db.closed.Load() {
-		return ErrClosed
+		return mnemo.ErrClosed
 	}
 	close(db.cpStop)
 	<-db.cpDone

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,7 +31,7 @@ func mustOpen(t testing.TB, dir string, opts *Options) *DB {
 	return db
 }
 
-func mustCollection(t testing.TB, db *DB, name string, cfg CollectionConfig) *Collection {
+func mustCollection(t testing.TB, db *DB, name string, cfg mnemo.CollectionConfig) *Collection {
 	t.Helper()
 	c, err := db.CreateCollection(ctx, name, cfg)
 	if err != nil {
@@ -43,11 +45,11 @@ func vec(xs ...float32) []float32 { return xs }
 func TestBasicLifecycle(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	c := mustCollection(t, db, "notes", CollectionConfig{Dimension: 3})
+	c := mustCollection(t, db, "notes", mnemo.CollectionConfig{Dimension: 3})
 	ids, err := c.Upsert(ctx,
-		Record{ID: "a", Vector: vec(1, 0, 0), Content: "alpha", Metadata: map[string]any{"kind": "x", "n": 1}},
-		Record{ID: "b", Vector: vec(0, 1, 0), Content: "beta", Metadata: map[string]any{"kind": "y", "n": 2}},
-		Record{Vector: vec(0, 0, 1), Content: "generated id"},
+		mnemo.Record{ID: "a", Vector: vec(1, 0, 0), Content: "alpha", Metadata: map[string]any{"kind": "x", "n": 1}},
+		mnemo.Record{ID: "b", Vector: vec(0, 1, 0), Content: "beta", Metadata: map[string]any{"kind": "y", "n": 2}},
+		mnemo.Record{Vector: vec(0, 0, 1), Content: "generated id"},
 	)
 	if err != nil {
 		t.Fatal(err)
@@ -55,12 +57,12 @@ func TestBasicLifecycle(t *testing.T) {
 	if ids[0] != "a" || ids[1] != "b" || len(ids[2]) != 36 {
 		t.Fatalf("ids %v", ids)
 	}
-	f, _ := ParseFilter(`{"kind": "y"}`)
-	hits, err := c.Query(ctx, Query{Vector: vec(1, 0.1, 0), K: 3, Filter: f})
+	f, _ := mnemo.ParseFilter(`{"kind": "y"}`)
+	hits, err := c.Query(ctx, mnemo.Query{Vector: vec(1, 0.1, 0), K: 3, Filter: f})
 	if err != nil || len(hits) != 1 || hits[0].Record.ID != "b" || hits[0].Record.Content != "beta" {
 		t.Fatalf("filtered query: %+v, %v", hits, err)
 	}
-	hits, _ = c.Query(ctx, Query{Vector: vec(1, 0.1, 0), K: 2})
+	hits, _ = c.Query(ctx, mnemo.Query{Vector: vec(1, 0.1, 0), K: 2})
 	if len(hits) != 2 || hits[0].Record.ID != "a" || math.Abs(float64(hits[0].Similarity-(1-hits[0].Distance))) > 1e-6 {
 		t.Fatalf("query: %+v", hits)
 	}
@@ -77,7 +79,7 @@ func TestBasicLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Count() != 2 || c.Config().Dimension != 3 || c.Config().Metric != Cosine {
+	if c.Count() != 2 || c.Config().Dimension != 3 || c.Config().Metric != mnemo.Cosine {
 		t.Fatalf("after reopen: %d records, config %+v", c.Count(), c.Config())
 	}
 	r, ok, err := c.Get(ctx, "a")
@@ -91,10 +93,10 @@ func TestBasicLifecycle(t *testing.T) {
 	if st.OpenedBy != "checkpoint+replay" || st.Records != 2 {
 		t.Fatalf("stats %+v", st)
 	}
-	if _, err := db.CreateCollection(ctx, "notes", CollectionConfig{Dimension: 4}); !errors.Is(err, ErrCollectionExists) {
+	if _, err := db.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 4}); !errors.Is(err, mnemo.ErrCollectionExists) {
 		t.Fatalf("create with another config: %v", err)
 	}
-	if again, err := db.CreateCollection(ctx, "notes", CollectionConfig{Dimension: 3, Metric: Cosine, Index: HNSW}); err != nil || again != c {
+	if again, err := db.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 3, Metric: mnemo.Cosine, Index: mnemo.HNSW}); err != nil || again != c {
 		t.Fatalf("create with the same config: %v", err)
 	}
 }
@@ -102,28 +104,28 @@ func TestBasicLifecycle(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
 	nan := float32(math.NaN())
 	tests := []struct {
 		name string
-		rec  Record
+		rec  mnemo.Record
 		want error
 	}{
-		{"short vector", Record{ID: "x", Vector: vec(1)}, ErrDimension},
-		{"NaN", Record{ID: "x", Vector: vec(nan, 1)}, ErrNonFinite},
-		{"Inf", Record{ID: "x", Vector: vec(float32(math.Inf(1)), 1)}, ErrNonFinite},
-		{"zero under cosine", Record{ID: "x", Vector: vec(0, 0)}, ErrZeroVector},
-		{"long id", Record{ID: strings.Repeat("x", MaxIDLength+1), Vector: vec(1, 1)}, ErrInvalidID},
-		{"bad utf8 id", Record{ID: "a\xffb", Vector: vec(1, 1)}, ErrInvalidID},
-		{"bad utf8 content", Record{ID: "x", Vector: vec(1, 1), Content: "\xff"}, ErrInvalidRecord},
-		{"unencodable metadata", Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"f": func() {}}}, ErrInvalidRecord},
-		{"NaN metadata", Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"f": math.NaN()}}, ErrInvalidRecord},
-		{"bad utf8 metadata", Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"s": "\xfe"}}, ErrInvalidRecord},
+		{"short vector", mnemo.Record{ID: "x", Vector: vec(1)}, mnemo.ErrDimension},
+		{"NaN", mnemo.Record{ID: "x", Vector: vec(nan, 1)}, mnemo.ErrNonFinite},
+		{"Inf", mnemo.Record{ID: "x", Vector: vec(float32(math.Inf(1)), 1)}, mnemo.ErrNonFinite},
+		{"zero under cosine", mnemo.Record{ID: "x", Vector: vec(0, 0)}, mnemo.ErrZeroVector},
+		{"long id", mnemo.Record{ID: strings.Repeat("x", mnemo.MaxIDLength+1), Vector: vec(1, 1)}, mnemo.ErrInvalidID},
+		{"bad utf8 id", mnemo.Record{ID: "a\xffb", Vector: vec(1, 1)}, mnemo.ErrInvalidID},
+		{"bad utf8 content", mnemo.Record{ID: "x", Vector: vec(1, 1), Content: "\xff"}, mnemo.ErrInvalidRecord},
+		{"unencodable metadata", mnemo.Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"f": func() {}}}, mnemo.ErrInvalidRecord},
+		{"NaN metadata", mnemo.Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"f": math.NaN()}}, mnemo.ErrInvalidRecord},
+		{"bad utf8 metadata", mnemo.Record{ID: "x", Vector: vec(1, 1), Metadata: map[string]any{"s": "\xfe"}}, mnemo.ErrInvalidRecord},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			// The good record in the same batch must not be stored either.
-			_, err := c.Upsert(ctx, Record{ID: "good", Vector: vec(1, 1)}, tt.rec)
+			_, err := c.Upsert(ctx, mnemo.Record{ID: "good", Vector: vec(1, 1)}, tt.rec)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
@@ -132,44 +134,44 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := c.Upsert(ctx, Record{ID: "d", Vector: vec(1, 1)}, Record{ID: "d", Vector: vec(1, 2)}); !errors.Is(err, ErrInvalidRecord) {
+	if _, err := c.Upsert(ctx, mnemo.Record{ID: "d", Vector: vec(1, 1)}, mnemo.Record{ID: "d", Vector: vec(1, 2)}); !errors.Is(err, mnemo.ErrInvalidRecord) {
 		t.Fatalf("duplicate ids: %v", err)
 	}
-	if _, err := c.Query(ctx, Query{Vector: vec(1)}); !errors.Is(err, ErrDimension) {
+	if _, err := c.Query(ctx, mnemo.Query{Vector: vec(1)}); !errors.Is(err, mnemo.ErrDimension) {
 		t.Fatalf("query dimension: %v", err)
 	}
-	if _, err := c.Query(ctx, Query{Vector: vec(1, 1), K: -1}); !errors.Is(err, ErrBadQuery) {
+	if _, err := c.Query(ctx, mnemo.Query{Vector: vec(1, 1), K: -1}); !errors.Is(err, mnemo.ErrBadQuery) {
 		t.Fatalf("negative k: %v", err)
 	}
-	if _, err := c.Delete(ctx, ""); !errors.Is(err, ErrInvalidID) {
+	if _, err := c.Delete(ctx, ""); !errors.Is(err, mnemo.ErrInvalidID) {
 		t.Fatalf("delete empty id: %v", err)
 	}
-	if _, err := db.Collection("missing"); !errors.Is(err, ErrCollectionNotFound) {
+	if _, err := db.Collection("missing"); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("unknown collection: %v", err)
 	}
-	for _, cfg := range []CollectionConfig{{}, {Dimension: -1}, {Dimension: 3, Index: "ivf"}, {Dimension: 3, M: 1}, {Dimension: 3, Metric: 9}} {
-		if _, err := db.CreateCollection(ctx, "bad", cfg); !errors.Is(err, ErrInvalidConfig) {
+	for _, cfg := range []mnemo.CollectionConfig{{}, {Dimension: -1}, {Dimension: 3, Index: "ivf"}, {Dimension: 3, M: 1}, {Dimension: 3, Metric: 9}} {
+		if _, err := db.CreateCollection(ctx, "bad", cfg); !errors.Is(err, mnemo.ErrInvalidConfig) {
 			t.Errorf("config %+v: %v", cfg, err)
 		}
 	}
-	if _, err := db.CreateCollection(ctx, "", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := db.CreateCollection(ctx, "", mnemo.CollectionConfig{Dimension: 2}); !errors.Is(err, mnemo.ErrInvalidConfig) {
 		t.Errorf("empty name: %v", err)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := c.Upsert(cancelled, Record{ID: "z", Vector: vec(1, 1)}); !errors.Is(err, context.Canceled) || c.Count() != 0 {
+	if _, err := c.Upsert(cancelled, mnemo.Record{ID: "z", Vector: vec(1, 1)}); !errors.Is(err, context.Canceled) || c.Count() != 0 {
 		t.Fatalf("cancelled upsert: %v, count %d", err, c.Count())
 	}
 }
 
 func TestUseAfterCloseAndDrop(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
-	d := mustCollection(t, db, "d", CollectionConfig{Dimension: 2})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
+	d := mustCollection(t, db, "d", mnemo.CollectionConfig{Dimension: 2})
 	if err := db.DropCollection(ctx, "d"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Upsert(ctx, Record{ID: "x", Vector: vec(1, 1)}); !errors.Is(err, ErrCollectionNotFound) {
+	if _, err := d.Upsert(ctx, mnemo.Record{ID: "x", Vector: vec(1, 1)}); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("upsert into a dropped collection: %v", err)
 	}
 	if got := db.Collections(); !reflect.DeepEqual(got, []string{"c"}) {
@@ -178,13 +180,13 @@ func TestUseAfterCloseAndDrop(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Upsert(ctx, Record{ID: "x", Vector: vec(1, 1)}); !errors.Is(err, ErrClosed) {
+	if _, err := c.Upsert(ctx, mnemo.Record{ID: "x", Vector: vec(1, 1)}); !errors.Is(err, mnemo.ErrClosed) {
 		t.Fatalf("upsert after close: %v", err)
 	}
-	if _, err := c.Query(ctx, Query{Vector: vec(1, 1)}); !errors.Is(err, ErrClosed) {
+	if _, err := c.Query(ctx, mnemo.Query{Vector: vec(1, 1)}); !errors.Is(err, mnemo.ErrClosed) {
 		t.Fatalf("query after close: %v", err)
 	}
-	if err := db.Close(); !errors.Is(err, ErrClosed) {
+	if err := db.Close(); !errors.Is(err, mnemo.ErrClosed) {
 		t.Fatalf("second close: %v", err)
 	}
 }
@@ -199,17 +201,17 @@ func TestSecondOpenFails(t *testing.T) {
 }
 
 // model is the obviously correct reference: a map of records.
-type model map[string]Record
+type model map[string]mnemo.Record
 
 func TestModel(t *testing.T) {
 	for _, mode := range []string{"disk", "memfs"} {
-		for _, kind := range []IndexKind{HNSW, Flat} {
+		for _, kind := range []mnemo.IndexKind{mnemo.HNSW, mnemo.Flat} {
 			t.Run(fmt.Sprintf("%s/%s", mode, kind), func(t *testing.T) { runModel(t, mode, kind) })
 		}
 	}
 }
 
-func runModel(t *testing.T, mode string, kind IndexKind) {
+func runModel(t *testing.T, mode string, kind mnemo.IndexKind) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, seed))
@@ -219,22 +221,22 @@ func runModel(t *testing.T, mode string, kind IndexKind) {
 	}
 	db := mustOpen(t, dir, opts)
 	defer func() { db.Close() }()
-	cfg := CollectionConfig{Dimension: 4, Metric: L2, Index: kind, M: 4, EfConstruction: 16}
+	cfg := mnemo.CollectionConfig{Dimension: 4, Metric: mnemo.L2, Index: kind, M: 4, EfConstruction: 16}
 	c := mustCollection(t, db, "m", cfg)
 	m := model{}
 	// randRec returns a random record and whether Upsert must accept it.
-	randRec := func() (Record, bool) {
+	randRec := func() (mnemo.Record, bool) {
 		id := fmt.Sprintf("r%02d", r.IntN(40))
 		v := vec(float32(r.IntN(5)), float32(r.IntN(5)), float32(r.IntN(5)), r.Float32())
 		meta, ok := randMeta(r)
 		meta["g"], meta["s"] = float64(r.IntN(3)), id[:2]
-		return Record{ID: id, Vector: v, Content: "c" + id, Metadata: meta}, ok
+		return mnemo.Record{ID: id, Vector: v, Content: "c" + id, Metadata: meta}, ok
 	}
 	for op := 0; op < 400; op++ {
 		switch x := r.IntN(100); {
 		case x < 45:
 			rec, valid := randRec()
-			batch := []Record{rec}
+			batch := []mnemo.Record{rec}
 			if r.IntN(3) == 0 {
 				if b, ok := randRec(); b.ID != batch[0].ID {
 					batch, valid = append(batch, b), valid && ok
@@ -243,7 +245,7 @@ func runModel(t *testing.T, mode string, kind IndexKind) {
 			_, err := c.Upsert(ctx, batch...)
 			if !valid {
 				// Refused as a whole; checkAgainstModel sees nothing changed.
-				if !errors.Is(err, ErrInvalidRecord) {
+				if !errors.Is(err, mnemo.ErrInvalidRecord) {
 					t.Fatalf("Upsert of invalid metadata: err = %v, want ErrInvalidRecord", err)
 				}
 				break
@@ -278,9 +280,9 @@ func runModel(t *testing.T, mode string, kind IndexKind) {
 			}
 		default:
 			q := vec(float32(r.IntN(5)), float32(r.IntN(5)), float32(r.IntN(5)), 0.5)
-			var f *Filter
+			var f *mnemo.Filter
 			if r.IntN(2) == 0 {
-				f, _ = ParseFilter(fmt.Sprintf(`{"g": {"$lte": %d}}`, r.IntN(3)))
+				f, _ = mnemo.ParseFilter(fmt.Sprintf(`{"g": {"$lte": %d}}`, r.IntN(3)))
 			}
 			checkExactQuery(t, c, m, q, 1+r.IntN(6), f)
 		}
@@ -293,7 +295,7 @@ func checkAgainstModel(t *testing.T, c *Collection, m model) {
 	if c.Count() != len(m) {
 		t.Fatalf("Count = %d, model %d", c.Count(), len(m))
 	}
-	var all []Record
+	var all []mnemo.Record
 	after := ""
 	for {
 		page, next, err := c.Scan(ctx, after, 7)
@@ -322,7 +324,7 @@ func checkAgainstModel(t *testing.T, c *Collection, m model) {
 
 // sameRecord compares records; b's metadata is as reads return it (see
 // normalized).
-func sameRecord(a, b Record) bool {
+func sameRecord(a, b mnemo.Record) bool {
 	return a.ID == b.ID && a.Content == b.Content && reflect.DeepEqual(a.Vector, b.Vector) &&
 		reflect.DeepEqual(a.Metadata, b.Metadata)
 }
@@ -344,12 +346,12 @@ func randMeta(r *rand.Rand) (map[string]any, bool) {
 	switch r.IntN(10) {
 	case 0:
 		// A chain of d objects under meta, which is level 1.
-		d := MaxMetadataDepth - 4 + r.IntN(8)
+		d := mnemo.MaxMetadataDepth - 4 + r.IntN(8)
 		var v any = "end"
 		for i := 0; i < d; i++ {
 			v = map[string]any{metaStrings[r.IntN(len(metaStrings))]: v}
 		}
-		meta["deep"], ok = v, 1+d <= MaxMetadataDepth
+		meta["deep"], ok = v, 1+d <= mnemo.MaxMetadataDepth
 	case 1:
 		meta["bad"], ok = []any{"ok", "a\xffb"}, false
 	}
@@ -394,9 +396,9 @@ func randMetaValue(r *rand.Rand, depth int) any {
 
 // checkExactQuery compares an exact-mode query with the model's answer by
 // distance.
-func checkExactQuery(t *testing.T, c *Collection, m model, q []float32, k int, f *Filter) {
+func checkExactQuery(t *testing.T, c *Collection, m model, q []float32, k int, f *mnemo.Filter) {
 	t.Helper()
-	hits, err := c.Query(ctx, Query{Vector: q, K: k, Filter: f, Exact: true, WithVectors: true})
+	hits, err := c.Query(ctx, mnemo.Query{Vector: q, K: k, Filter: f, Exact: true, WithVectors: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,9 +431,9 @@ func TestNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	for i := 0; i < 3; i++ {
 		db := mustOpen(t, t.TempDir(), &Options{CheckpointEvery: 1})
-		c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+		c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
 		for j := 0; j < 5; j++ {
-			c.Upsert(ctx, Record{ID: fmt.Sprint(j), Vector: vec(1, float32(j))})
+			c.Upsert(ctx, mnemo.Record{ID: fmt.Sprint(j), Vector: vec(1, float32(j))})
 		}
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
@@ -452,12 +454,12 @@ func TestNoGoroutineLeak(t *testing.T) {
 func TestQueryContentSources(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2, Metric: L2})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2, Metric: mnemo.L2})
 	long := strings.Repeat("long content ", 200)
-	c.Upsert(ctx, Record{ID: "short", Vector: vec(0, 0), Content: "short"},
-		Record{ID: "long", Vector: vec(1, 0), Content: long, Metadata: map[string]any{"k": "v"}})
+	c.Upsert(ctx, mnemo.Record{ID: "short", Vector: vec(0, 0), Content: "short"},
+		mnemo.Record{ID: "long", Vector: vec(1, 0), Content: long, Metadata: map[string]any{"k": "v"}})
 	for _, withVectors := range []bool{false, true} {
-		hits, err := c.Query(ctx, Query{Vector: vec(0, 0), K: 2, WithVectors: withVectors})
+		hits, err := c.Query(ctx, mnemo.Query{Vector: vec(0, 0), K: 2, WithVectors: withVectors})
 		if err != nil || len(hits) != 2 {
 			t.Fatalf("%v, %v", hits, err)
 		}
@@ -469,8 +471,8 @@ func TestQueryContentSources(t *testing.T) {
 		}
 	}
 	// Replacing long content with short moves it into memory and back.
-	c.Upsert(ctx, Record{ID: "long", Vector: vec(1, 0), Content: "now short"})
-	hits, _ := c.Query(ctx, Query{Vector: vec(1, 0), K: 1})
+	c.Upsert(ctx, mnemo.Record{ID: "long", Vector: vec(1, 0), Content: "now short"})
+	hits, _ := c.Query(ctx, mnemo.Query{Vector: vec(1, 0), K: 1})
 	if hits[0].Record.Content != "now short" || hits[0].Record.Metadata != nil {
 		t.Fatalf("after replace: %+v", hits[0].Record)
 	}
@@ -479,9 +481,9 @@ func TestQueryContentSources(t *testing.T) {
 func TestMinSimilarity(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
-	c.Upsert(ctx, Record{ID: "same", Vector: vec(1, 0)}, Record{ID: "right", Vector: vec(0, 1)},
-		Record{ID: "opposite", Vector: vec(-1, 0)})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
+	c.Upsert(ctx, mnemo.Record{ID: "same", Vector: vec(1, 0)}, mnemo.Record{ID: "right", Vector: vec(0, 1)},
+		mnemo.Record{ID: "opposite", Vector: vec(-1, 0)})
 	for _, tt := range []struct {
 		min  float32
 		want []string
@@ -491,7 +493,7 @@ func TestMinSimilarity(t *testing.T) {
 		{-1, []string{"same", "right", "opposite"}},
 	} {
 		m := tt.min
-		hits, err := c.Query(ctx, Query{Vector: vec(1, 0), K: 3, MinSimilarity: &m})
+		hits, err := c.Query(ctx, mnemo.Query{Vector: vec(1, 0), K: 3, MinSimilarity: &m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -510,7 +512,7 @@ func TestMinSimilarity(t *testing.T) {
 func TestStaleCheckpoint(t *testing.T) {
 	fs := vfs.NewMem()
 	db := mustOpen(t, "db", &Options{FS: fs, CheckpointEvery: -1})
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	c.Upsert(ctx, crashBatchRecords(0)...)
 	c.Checkpoint(ctx)
 	c.Upsert(ctx, crashBatchRecords(1)...)

@@ -11,37 +11,14 @@ import (
 	"github.com/mnemodb/mnemo/wal"
 )
 
-// Sentinel errors, matched with errors.Is. Returned errors wrap them with
-// the details.
+// Sentinel errors of the embedded database, matched with errors.Is.
+// Returned errors wrap them with the details. Bad input is reported with
+// package mnemo's sentinels (mnemo.ErrInvalidRecord, mnemo.ErrDimension,
+// ...), as every backend reports it.
 var (
-	// ErrClosed reports use of a closed DB or of a collection of one.
-	ErrClosed = errors.New("engine: database is closed")
 	// ErrLocked reports a database directory already open in this or
 	// another process.
 	ErrLocked = errors.New("engine: database is already open")
-	// ErrCollectionNotFound reports an unknown (or dropped) collection.
-	ErrCollectionNotFound = errors.New("engine: collection not found")
-	// ErrCollectionExists reports a create whose config differs from the
-	// existing collection's.
-	ErrCollectionExists = errors.New("engine: collection exists with another config")
-	// ErrInvalidConfig reports an unusable collection config or options.
-	ErrInvalidConfig = errors.New("engine: invalid config")
-	// ErrInvalidID reports an empty, over-long or non-UTF-8 record ID.
-	ErrInvalidID = errors.New("engine: invalid record id")
-	// ErrInvalidRecord reports bad content or metadata, or a duplicate ID
-	// in one batch.
-	ErrInvalidRecord = errors.New("engine: invalid record")
-	// ErrBatchTooLarge reports an Upsert whose records hold more than
-	// MaxBatchBytes together; split it into several calls.
-	ErrBatchTooLarge = errors.New("engine: batch too large")
-	// ErrDimension, ErrNonFinite and ErrZeroVector report bad vectors.
-	ErrDimension  = index.ErrDimension
-	ErrNonFinite  = index.ErrNonFinite
-	ErrZeroVector = index.ErrZeroVector
-	// ErrBadFilter reports a malformed metadata filter.
-	ErrBadFilter = errors.New("engine: bad filter")
-	// ErrBadQuery reports a malformed query (k, ef, similarity bounds).
-	ErrBadQuery = errors.New("engine: bad query")
 	// ErrNoDatabase reports an Open with Options.MustExist of a directory
 	// that is absent or holds no database.
 	ErrNoDatabase = errors.New("engine: no database")
@@ -63,9 +40,6 @@ var (
 	// ErrCorrupt is matched by every corruption the engine detects in what
 	// it reads from disk. Test for it with IsCorruption.
 	ErrCorrupt = errors.New("engine: corruption")
-	// ErrNormOverflow reports a vector under the cosine metric whose
-	// components are finite but whose norm overflows float32.
-	ErrNormOverflow = index.ErrNormOverflow
 )
 
 // IsCorruption reports whether err was caused by damaged data on disk: a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 )
 
@@ -15,19 +16,19 @@ func Example() {
 		panic(err)
 	}
 	defer db.Close()
-	notes, err := db.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 3})
+	notes, err := db.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 3})
 	if err != nil {
 		panic(err)
 	}
 	_, err = notes.Upsert(ctx,
-		engine.Record{ID: "n1", Vector: []float32{1, 0, 0}, Content: "the cat sat", Metadata: map[string]any{"topic": "pets"}},
-		engine.Record{ID: "n2", Vector: []float32{0.9, 0.1, 0}, Content: "dogs bark", Metadata: map[string]any{"topic": "pets"}},
-		engine.Record{ID: "n3", Vector: []float32{0, 0, 1}, Content: "tax rules", Metadata: map[string]any{"topic": "money"}},
+		mnemo.Record{ID: "n1", Vector: []float32{1, 0, 0}, Content: "the cat sat", Metadata: map[string]any{"topic": "pets"}},
+		mnemo.Record{ID: "n2", Vector: []float32{0.9, 0.1, 0}, Content: "dogs bark", Metadata: map[string]any{"topic": "pets"}},
+		mnemo.Record{ID: "n3", Vector: []float32{0, 0, 1}, Content: "tax rules", Metadata: map[string]any{"topic": "money"}},
 	)
 	if err != nil {
 		panic(err)
 	}
-	hits, err := notes.Query(ctx, engine.Query{Vector: []float32{1, 0, 0}, K: 2})
+	hits, err := notes.Query(ctx, mnemo.Query{Vector: []float32{1, 0, 0}, K: 2})
 	if err != nil {
 		panic(err)
 	}
@@ -43,27 +44,27 @@ func ExampleCollection_Query_filter() {
 	ctx := context.Background()
 	db, _ := engine.Open("", &engine.Options{InMemory: true})
 	defer db.Close()
-	c, _ := db.CreateCollection(ctx, "docs", engine.CollectionConfig{Dimension: 2, Metric: engine.L2})
+	c, _ := db.CreateCollection(ctx, "docs", mnemo.CollectionConfig{Dimension: 2, Metric: mnemo.L2})
 	for i, year := range []int{2018, 2020, 2022, 2024} {
-		c.Upsert(ctx, engine.Record{
+		c.Upsert(ctx, mnemo.Record{
 			ID:       fmt.Sprint("doc", i),
 			Vector:   []float32{float32(i), 0},
 			Metadata: map[string]any{"year": year, "lang": []string{"en", "fr"}[i%2]},
 		})
 	}
-	f, err := engine.ParseFilter(`{"$and": [{"year": {"$gte": 2020}}, {"lang": {"$in": ["en"]}}]}`)
+	f, err := mnemo.ParseFilter(`{"$and": [{"year": {"$gte": 2020}}, {"lang": {"$in": ["en"]}}]}`)
 	if err != nil {
 		panic(err)
 	}
-	hits, _ := c.Query(ctx, engine.Query{Vector: []float32{0, 0}, K: 5, Filter: f})
+	hits, _ := c.Query(ctx, mnemo.Query{Vector: []float32{0, 0}, K: 5, Filter: f})
 	for _, h := range hits {
 		fmt.Println(h.Record.ID, h.Record.Metadata["year"], h.Distance)
 	}
-	_, err = engine.ParseFilter(`{"year": {"$gt": 2020, "$lt": 2024}}`)
+	_, err = mnemo.ParseFilter(`{"year": {"$gt": 2020, "$lt": 2024}}`)
 	fmt.Println(err)
 	// Output:
 	// doc2 2022 4
-	// engine: bad filter: filter.year: want exactly one operator, got 2
+	// mnemo: bad filter: filter.year: want exactly one operator, got 2
 }
 
 func ExampleOpen_reopen() {
@@ -72,8 +73,8 @@ func ExampleOpen_reopen() {
 	defer os.RemoveAll(dir)
 
 	db, _ := engine.Open(dir, nil)
-	c, _ := db.CreateCollection(ctx, "memories", engine.CollectionConfig{Dimension: 2})
-	c.Upsert(ctx, engine.Record{ID: "m1", Vector: []float32{1, 1}, Content: "remember the milk"})
+	c, _ := db.CreateCollection(ctx, "memories", mnemo.CollectionConfig{Dimension: 2})
+	c.Upsert(ctx, mnemo.Record{ID: "m1", Vector: []float32{1, 1}, Content: "remember the milk"})
 	db.Close() // checkpoints the index
 
 	db, _ = engine.Open(dir, nil) // no config needed again
@@ -91,11 +92,11 @@ func ExampleCollection_QueryPlan() {
 	ctx := context.Background()
 	db, _ := engine.Open("", &engine.Options{InMemory: true})
 	defer db.Close()
-	c, _ := db.CreateCollection(ctx, "c", engine.CollectionConfig{Dimension: 2, Quantize: "sq8"})
-	c.Upsert(ctx, engine.Record{ID: "a", Vector: []float32{1, 0}}, engine.Record{ID: "b", Vector: []float32{0, 1}})
-	_, plan, _ := c.QueryPlan(ctx, engine.Query{Vector: []float32{1, 0.2}, K: 1})
+	c, _ := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 2, Quantize: "sq8"})
+	c.Upsert(ctx, mnemo.Record{ID: "a", Vector: []float32{1, 0}}, mnemo.Record{ID: "b", Vector: []float32{0, 1}})
+	_, plan, _ := c.QueryPlan(ctx, mnemo.Query{Vector: []float32{1, 0.2}, K: 1})
 	fmt.Println(plan)
-	hits, plan, _ := c.QueryPlan(ctx, engine.Query{Vector: []float32{1, 0.2}, K: 1, Ef: 32})
+	hits, plan, _ := c.QueryPlan(ctx, mnemo.Query{Vector: []float32{1, 0.2}, K: 1, Ef: 32})
 	fmt.Println(plan, hits[0].Record.ID)
 	// Output:
 	// exact

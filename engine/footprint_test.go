@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"fmt"
 	"math"
 	"runtime"
@@ -33,13 +35,13 @@ func TestCollectionFootprint(t *testing.T) {
 	// SQ8 and the flat index.
 	for _, tc := range []struct {
 		name string
-		cfg  CollectionConfig
+		cfg  mnemo.CollectionConfig
 	}{
-		{"adapters/hnsw-1024-text", CollectionConfig{Dimension: 1024}},
-		{"hnsw-8-text", CollectionConfig{Dimension: 8}},
-		{"hnsw-1024-notext", CollectionConfig{Dimension: 1024, Text: TextConfig{Disabled: true}}},
-		{"hnsw-1024-sq8", CollectionConfig{Dimension: 1024, Quantize: "sq8"}},
-		{"flat-1024-text", CollectionConfig{Dimension: 1024, Index: Flat}},
+		{"adapters/hnsw-1024-text", mnemo.CollectionConfig{Dimension: 1024}},
+		{"hnsw-8-text", mnemo.CollectionConfig{Dimension: 8}},
+		{"hnsw-1024-notext", mnemo.CollectionConfig{Dimension: 1024, Text: mnemo.TextConfig{Disabled: true}}},
+		{"hnsw-1024-sq8", mnemo.CollectionConfig{Dimension: 1024, Quantize: "sq8"}},
+		{"flat-1024-text", mnemo.CollectionConfig{Dimension: 1024, Index: mnemo.Flat}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			created, reopened := heapPerCollection(t, footprintCollections, tc.cfg)
@@ -70,7 +72,7 @@ const footprintBound = 64 << 10
 // returns the same for opening it again. Some collections are made first
 // so that what a database allocates once (Pebble's memtable, caches) is
 // not counted in the first figure; the second counts it, spread over n.
-func heapPerCollection(t *testing.T, n int, cfg CollectionConfig) (created, reopened float64) {
+func heapPerCollection(t *testing.T, n int, cfg mnemo.CollectionConfig) (created, reopened float64) {
 	dir := t.TempDir()
 	opts := &Options{FS: noSyncFS{vfs.Default}, NoSync: true, CheckpointEvery: -1}
 	db := mustOpen(t, dir, opts)
@@ -80,7 +82,7 @@ func heapPerCollection(t *testing.T, n int, cfg CollectionConfig) (created, reop
 		for j := range v {
 			v[j] = float32(math.Sin(float64(i*len(v) + j + 1)))
 		}
-		rec := Record{ID: "r", Vector: v, Content: fmt.Sprintf("the note of user %d about the weather in spring", i)}
+		rec := mnemo.Record{ID: "r", Vector: v, Content: fmt.Sprintf("the note of user %d about the weather in spring", i)}
 		if _, err := c.Upsert(ctx, rec); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -134,7 +136,7 @@ func (db *DB) readIdentity() (id identity, ok bool, err error) {
 	}
 	if id.Format > identityFormat {
 		return identity{}, true, fmt.Errorf("%w: %s has format %d; this version of mnemo reads format %d",
-			ErrInvalidConfig, db.dir, id.Format, identityFormat)
+			mnemo.ErrInvalidConfig, db.dir, id.Format, identityFormat)
 	}
 	return id, true, nil
 }

@@ -1,94 +1,23 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/internal/limitest"
+
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// The tests in this file and filter_test.go guard the limits on what a
-// write or a filter may hold: nesting and size.
-// The regressions they guard against never return and allocate gigabytes a
-// second, so each risky call runs under bounded.
-
-const (
-	// boundTimeout and boundAlloc stop a runaway call: no call here needs
-	// more than a few milliseconds or megabytes.
-	boundTimeout = time.Minute
-	boundAlloc   = 1 << 30
-	// smallAlloc is what a rejected or accepted call may allocate.
-	smallAlloc = 50 << 20
-)
-
-// bounded runs fn and returns the bytes allocated meanwhile (by every
-// goroutine, so callers run nothing in parallel). If fn runs longer than
-// boundTimeout or allocates more than boundAlloc, a goroutine of its own
-// panics, which ends the test binary at once (as go test -timeout does)
-// instead of letting the runaway call exhaust the machine's memory; a
-// panic in the test's goroutine would wait for test bookkeeping that the
-// runaway call can starve.
-func bounded(what string, fn func()) uint64 {
-	var before runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	deadline := time.NewTimer(boundTimeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	var ms runtime.MemStats
-	for {
-		select {
-		case <-done:
-			runtime.ReadMemStats(&ms)
-			return ms.TotalAlloc - before.TotalAlloc
-		case <-deadline.C:
-			abort(fmt.Sprintf("%s: still running after %v", what, boundTimeout))
-		case <-tick.C:
-			runtime.ReadMemStats(&ms)
-			if n := ms.TotalAlloc - before.TotalAlloc; n > boundAlloc {
-				abort(fmt.Sprintf("%s: allocated %d MB and still running", what, n>>20))
-			}
-		}
-	}
-}
-
-// abort ends the test binary with msg.
-func abort(msg string) {
-	go func() { panic(msg) }()
-	select {}
-}
-
-// nestMaps returns metadata depth levels deep, itself the first:
-// {"a": {"a": ... {"a": 1}}}.
-func nestMaps(depth int) map[string]any {
-	m := map[string]any{"a": 1.0}
-	for i := 1; i < depth; i++ {
-		m = map[string]any{"a": m}
-	}
-	return m
-}
-
-// nestLists returns metadata depth levels deep: {"l": [[...[1]...]]}.
-func nestLists(depth int) map[string]any {
-	var v any = []any{1.0}
-	for i := 2; i < depth; i++ {
-		v = []any{v}
-	}
-	return map[string]any{"l": v}
-}
+// The tests in this file guard the limits on what a write may hold:
+// nesting and size (package mnemo's tests guard filters). Each risky call
+// runs under limitest.Bounded.
 
 // normalized is meta as Get returns it: through encoding/json, numbers as
 // float64, and nil for none.
@@ -113,10 +42,10 @@ func normalized(t testing.TB, meta map[string]any) map[string]any {
 func limitsDB(t *testing.T, fs vfs.FS) (*DB, *Collection) {
 	t.Helper()
 	db := mustOpen(t, "db", &Options{FS: fs})
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
-	o := mustCollection(t, db, "other", CollectionConfig{Dimension: 2})
-	keep := Record{ID: "keep", Vector: vec(1, 1), Metadata: map[string]any{"k": "v"}}
-	if _, err := c.Upsert(ctx, keep, Record{ID: "r", Vector: vec(0, 1), Metadata: map[string]any{"old": true}}); err != nil {
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
+	o := mustCollection(t, db, "other", mnemo.CollectionConfig{Dimension: 2})
+	keep := mnemo.Record{ID: "keep", Vector: vec(1, 1), Metadata: map[string]any{"k": "v"}}
+	if _, err := c.Upsert(ctx, keep, mnemo.Record{ID: "r", Vector: vec(0, 1), Metadata: map[string]any{"old": true}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.Upsert(ctx, keep); err != nil {
@@ -148,11 +77,11 @@ func TestMetadataLimits(t *testing.T) {
 		meta map[string]any
 		want string // a part of the error; "" when the write is accepted
 	}{
-		{"64 nested objects accepted", nestMaps(64), ""},
-		{"64 nested lists accepted", nestLists(64), ""},
-		{"65 nested objects rejected", nestMaps(65), "metadata" + strings.Repeat(".a", 64) + deep},
-		{"65 nested lists rejected", nestLists(65), "metadata.l" + strings.Repeat("[0]", 63) + deep},
-		{"10001 nested objects rejected", nestMaps(10001), "metadata" + strings.Repeat(".a", 64) + deep},
+		{"64 nested objects accepted", limitest.NestMaps(64), ""},
+		{"64 nested lists accepted", limitest.NestLists(64), ""},
+		{"65 nested objects rejected", limitest.NestMaps(65), "metadata" + strings.Repeat(".a", 64) + deep},
+		{"65 nested lists rejected", limitest.NestLists(65), "metadata.l" + strings.Repeat("[0]", 63) + deep},
+		{"10001 nested objects rejected", limitest.NestMaps(10001), "metadata" + strings.Repeat(".a", 64) + deep},
 		{"path names keys and indexes", map[string]any{"a": map[string]any{"b": []any{0.0, 1.0, 2.0, map[string]any{"c": "\xff"}}}}, "metadata.a.b[3].c: string is not valid UTF-8"},
 		{"odd keys quoted in the path", map[string]any{"a b": map[string]any{"": "\xff"}}, `metadata["a b"][""]: string is not valid UTF-8`},
 		{"number out of float64 range", map[string]any{"n": json.Number("1e400")}, "metadata.n: "},
@@ -160,7 +89,7 @@ func TestMetadataLimits(t *testing.T) {
 		{"typed value out of float64 range", map[string]any{"raw": json.RawMessage(`{"x": 1e999}`)}, "metadata.raw: "},
 		{"typed value nested too deep", map[string]any{"raw": json.RawMessage(strings.Repeat("[", 64) + strings.Repeat("]", 64))}, "metadata.raw" + strings.Repeat("[0]", 63) + deep},
 		{"typed value at the depth limit", map[string]any{"raw": json.RawMessage(`{"b": [[{"c": [1]}]]}`), "n": json.Number("2.5"), "s": []string{"x"}}, ""},
-		{"over the size limit", map[string]any{"s": strings.Repeat("x", MaxMetadataBytes)}, "bytes of JSON"},
+		{"over the size limit", map[string]any{"s": strings.Repeat("x", mnemo.MaxMetadataBytes)}, "bytes of JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -168,16 +97,16 @@ func TestMetadataLimits(t *testing.T) {
 			db, c := limitsDB(t, fs)
 			defer func() { db.Close() }()
 			var err error
-			alloc := bounded(tt.name, func() {
-				_, err = c.Upsert(ctx, Record{ID: "r", Vector: vec(1, 0), Metadata: tt.meta})
+			alloc := limitest.Bounded(tt.name, func() {
+				_, err = c.Upsert(ctx, mnemo.Record{ID: "r", Vector: vec(1, 0), Metadata: tt.meta})
 			})
 			if tt.want == "" && err != nil {
 				t.Fatalf("rejected: %v", err)
 			}
-			if tt.want != "" && (!errors.Is(err, ErrInvalidRecord) || !strings.Contains(err.Error(), tt.want)) {
+			if tt.want != "" && (!errors.Is(err, mnemo.ErrInvalidRecord) || !strings.Contains(err.Error(), tt.want)) {
 				t.Fatalf("err = %.300v, want ErrInvalidRecord mentioning %q", err, tt.want)
 			}
-			if alloc > smallAlloc {
+			if alloc > limitest.SmallAlloc {
 				t.Errorf("Upsert allocated %d MB", alloc>>20)
 			}
 			want := map[string]any{"old": true}
@@ -237,27 +166,27 @@ func TestMetadataBounded(t *testing.T) {
 		{"list containing itself", map[string]any{"l": selfList}, "metadata.l" + strings.Repeat("[0]", 63) + ": nested deeper than 64 levels"},
 		{"cycle through a list", through, "metadata" + strings.Repeat(".l[1]", 32) + ": nested deeper than 64 levels"},
 		{"wide cycle", wideCycle, "bytes of JSON"},
-		{"240 KB of nested JSON", nestMaps(40_000), ": nested deeper than 64 levels"},
+		{"240 KB of nested JSON", limitest.NestMaps(40_000), ": nested deeper than 64 levels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			db := mustOpen(t, "", &Options{InMemory: true})
 			defer db.Close()
-			c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+			c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
 			var err error
-			alloc := bounded(tt.name, func() {
-				_, err = c.Upsert(ctx, Record{ID: "r", Vector: vec(1, 0), Metadata: tt.meta})
+			alloc := limitest.Bounded(tt.name, func() {
+				_, err = c.Upsert(ctx, mnemo.Record{ID: "r", Vector: vec(1, 0), Metadata: tt.meta})
 			})
-			if !errors.Is(err, ErrInvalidRecord) || !strings.Contains(err.Error(), tt.want) {
+			if !errors.Is(err, mnemo.ErrInvalidRecord) || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %.300v, want ErrInvalidRecord mentioning %q", err, tt.want)
 			}
-			if alloc > smallAlloc {
+			if alloc > limitest.SmallAlloc {
 				t.Errorf("Upsert allocated %d MB", alloc>>20)
 			}
 			if c.Count() != 0 {
 				t.Fatalf("a rejected record was stored")
 			}
-			if verr := c.Validate(Record{Vector: vec(1, 0), Metadata: tt.meta}); !errors.Is(verr, ErrInvalidRecord) {
+			if verr := c.Validate(mnemo.Record{Vector: vec(1, 0), Metadata: tt.meta}); !errors.Is(verr, mnemo.ErrInvalidRecord) {
 				t.Fatalf("Validate = %v", verr)
 			}
 		})
@@ -270,15 +199,15 @@ func TestMetadataBounded(t *testing.T) {
 func TestBatchTooLarge(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "big", CollectionConfig{Dimension: 2, Index: Flat, Text: TextConfig{Disabled: true}})
-	content := strings.Repeat("x", MaxContentLength-1) // one string, shared by every record
-	n := MaxBatchBytes/len(content) + 2
-	recs := make([]Record, n)
+	c := mustCollection(t, db, "big", mnemo.CollectionConfig{Dimension: 2, Index: mnemo.Flat, Text: mnemo.TextConfig{Disabled: true}})
+	content := strings.Repeat("x", mnemo.MaxContentLength-1) // one string, shared by every record
+	n := mnemo.MaxBatchBytes/len(content) + 2
+	recs := make([]mnemo.Record, n)
 	for i := range recs {
-		recs[i] = Record{ID: fmt.Sprint(i), Vector: []float32{1, float32(i)}, Content: content}
+		recs[i] = mnemo.Record{ID: fmt.Sprint(i), Vector: []float32{1, float32(i)}, Content: content}
 	}
 	_, err := c.Upsert(ctx, recs...)
-	if !errors.Is(err, ErrBatchTooLarge) {
+	if !errors.Is(err, mnemo.ErrBatchTooLarge) {
 		t.Fatalf("Upsert of %d records of %d bytes: %v, want ErrBatchTooLarge", n, len(content), err)
 	}
 	if c.Count() != 0 {
@@ -294,20 +223,20 @@ func TestBatchTooLarge(t *testing.T) {
 func TestHugeK(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "k", CollectionConfig{Dimension: 2, M: 4})
+	c := mustCollection(t, db, "k", mnemo.CollectionConfig{Dimension: 2, M: 4})
 	for i := range 30 {
-		if _, err := c.Upsert(ctx, Record{ID: fmt.Sprint(i), Vector: []float32{1, float32(i)}, Content: fmt.Sprintf("note %d", i)}); err != nil {
+		if _, err := c.Upsert(ctx, mnemo.Record{ID: fmt.Sprint(i), Vector: []float32{1, float32(i)}, Content: fmt.Sprintf("note %d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, q := range []Query{
+	for _, q := range []mnemo.Query{
 		{Vector: []float32{1, 0}, K: math.MaxInt},
 		{Vector: []float32{1, 0}, K: math.MaxInt, Ef: math.MaxInt},
 		{Text: "note", K: math.MaxInt},
 		{Text: "note", Vector: []float32{1, 0}, K: math.MaxInt},
-		{Text: "note", Vector: []float32{1, 0}, K: math.MaxInt/2 + 1, Fusion: Fusion{Depth: math.MaxInt}},
-		{Text: "note", Vector: []float32{1, 0}, K: math.MaxInt, Mode: ModeText},
-		{Text: "note", K: math.MaxInt, Neighbors: &Neighbors{Position: "p", Weight: 0.5}},
+		{Text: "note", Vector: []float32{1, 0}, K: math.MaxInt/2 + 1, Fusion: mnemo.Fusion{Depth: math.MaxInt}},
+		{Text: "note", Vector: []float32{1, 0}, K: math.MaxInt, Mode: mnemo.ModeText},
+		{Text: "note", K: math.MaxInt, Spread: &mnemo.Spread{Position: "p", Weight: 0.5}},
 	} {
 		hits, err := c.Query(ctx, q)
 		if err != nil || len(hits) != 30 {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"context"
 	"errors"
 	"fmt"
@@ -84,7 +86,7 @@ func TestOpenCreatesOnlyWhereItMay(t *testing.T) {
 	t.Run("store removed under the identity", func(t *testing.T) {
 		dir := filepath.Join(root, "gutted")
 		db := mustOpen(t, dir, nil)
-		mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+		mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
 		db.Close()
 		names, _ := os.ReadDir(dir)
 		for _, n := range names {
@@ -109,7 +111,7 @@ func TestOpenCreatesOnlyWhereItMay(t *testing.T) {
 // MustExist and checks the collection is there.
 func createAndReopen(t *testing.T, dir string, db *DB) *DB {
 	t.Helper()
-	mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
 	db.Close()
 	db = mustOpen(t, dir, &Options{MustExist: true})
 	if _, err := db.Collection("c"); err != nil {
@@ -180,7 +182,7 @@ func TestFatalBecomesError(t *testing.T) {
 func TestFailedDatabaseFailsCalls(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	if _, err := c.Upsert(ctx, crashBatchRecords(0)...); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +220,7 @@ func TestOpenReadOnly(t *testing.T) {
 	}
 	dir := filepath.Join(root, "db")
 	db := mustOpen(t, dir, nil)
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	for n := 0; n < 5; n++ {
 		if _, err := c.Upsert(ctx, crashBatchRecords(n)...); err != nil {
 			t.Fatal(err)
@@ -242,7 +244,7 @@ func TestOpenReadOnly(t *testing.T) {
 	if _, err := c.Upsert(ctx, crashBatchRecords(5)...); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("upsert: %v, want ErrReadOnly", err)
 	}
-	if _, err := db.CreateCollection(ctx, "d", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrReadOnly) {
+	if _, err := db.CreateCollection(ctx, "d", mnemo.CollectionConfig{Dimension: 2}); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("create: %v, want ErrReadOnly", err)
 	}
 	if err := c.Checkpoint(ctx); !errors.Is(err, ErrReadOnly) {
@@ -277,7 +279,7 @@ func snapshotDir(t *testing.T, dir string) string {
 func TestVerifyCancelled(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	for n := 0; n < 300; n++ {
 		if _, err := c.Upsert(ctx, crashBatchRecords(n)...); err != nil {
 			t.Fatal(err)

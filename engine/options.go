@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"errors"
 	"fmt"
 	"io"
@@ -73,10 +75,10 @@ func (o *Options) Validate() error {
 	var errs []error
 	if o.MinFreeSpace > 0 && o.MinFreeSpace < minFreeSpaceFloor {
 		errs = append(errs, fmt.Errorf("%w: MinFreeSpace is %d, below the %d bytes Pebble needs to rotate its log and flush (negative disables the check)",
-			ErrInvalidConfig, o.MinFreeSpace, int64(minFreeSpaceFloor)))
+			mnemo.ErrInvalidConfig, o.MinFreeSpace, int64(minFreeSpaceFloor)))
 	}
 	if o.CacheSize < 0 {
-		errs = append(errs, fmt.Errorf("%w: CacheSize is %d", ErrInvalidConfig, o.CacheSize))
+		errs = append(errs, fmt.Errorf("%w: CacheSize is %d", mnemo.ErrInvalidConfig, o.CacheSize))
 	}
 	return errors.Join(errs...)
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"errors"
 	"fmt"
 	"math"
@@ -53,11 +55,11 @@ func randomUnit(r *rand.Rand, n, dim int) [][]float32 {
 func defaultRecall(t testing.TB, vecs, queries [][]float32) (float64, map[Plan]int, *Collection) {
 	db := mustOpen(t, "", &Options{InMemory: true, NoSync: true})
 	t.Cleanup(func() { db.Close() })
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: len(vecs[0])})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: len(vecs[0])})
 	for lo := 0; lo < len(vecs); lo += 1000 {
-		var batch []Record
+		var batch []mnemo.Record
 		for i := lo; i < min(len(vecs), lo+1000); i++ {
-			batch = append(batch, Record{ID: fmt.Sprint(i), Vector: vecs[i]})
+			batch = append(batch, mnemo.Record{ID: fmt.Sprint(i), Vector: vecs[i]})
 		}
 		if _, err := c.Upsert(ctx, batch...); err != nil {
 			t.Fatal(err)
@@ -66,7 +68,7 @@ func defaultRecall(t testing.TB, vecs, queries [][]float32) (float64, map[Plan]i
 	plans := map[Plan]int{}
 	var sum float64
 	for _, q := range queries {
-		hits, plan, err := c.QueryPlan(ctx, Query{Vector: q, K: 10})
+		hits, plan, err := c.QueryPlan(ctx, mnemo.Query{Vector: q, K: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +108,7 @@ func bruteForce(vecs [][]float32, q []float32, k int) []string {
 	return ids
 }
 
-func overlap(hits []Hit, want []string) float64 {
+func overlap(hits []mnemo.Hit, want []string) float64 {
 	n := 0
 	for _, h := range hits {
 		if slices.Contains(want, h.Record.ID) {
@@ -140,17 +142,17 @@ func TestDefaultsAreSafe(t *testing.T) {
 func TestQueryEfChoosesTheGraph(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
-	if _, err := c.Upsert(ctx, Record{ID: "a", Vector: vec(1, 0)}, Record{ID: "b", Vector: vec(0, 1)}); err != nil {
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
+	if _, err := c.Upsert(ctx, mnemo.Record{ID: "a", Vector: vec(1, 0)}, mnemo.Record{ID: "b", Vector: vec(0, 1)}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
-		q    Query
+		q    mnemo.Query
 		want Plan
 	}{
-		{Query{Vector: vec(1, 1), K: 1}, PlanExact},
-		{Query{Vector: vec(1, 1), K: 1, Ef: 10}, PlanGraph},
-		{Query{Vector: vec(1, 1), K: 1, Ef: 10, Exact: true}, PlanExact},
+		{mnemo.Query{Vector: vec(1, 1), K: 1}, PlanExact},
+		{mnemo.Query{Vector: vec(1, 1), K: 1, Ef: 10}, PlanGraph},
+		{mnemo.Query{Vector: vec(1, 1), K: 1, Ef: 10, Exact: true}, PlanExact},
 	} {
 		hits, plan, err := c.QueryPlan(ctx, tt.q)
 		if err != nil || plan != tt.want || len(hits) != 1 {
@@ -168,7 +170,7 @@ func BenchmarkDefaultRecall(b *testing.B) {
 	b.Logf("plans %v", plans)
 	i := 0
 	for b.Loop() {
-		if _, err := c.Query(ctx, Query{Vector: queries[i%len(queries)], K: 10}); err != nil {
+		if _, err := c.Query(ctx, mnemo.Query{Vector: queries[i%len(queries)], K: 10}); err != nil {
 			b.Fatal(err)
 		}
 		i++
@@ -184,12 +186,12 @@ func BenchmarkDefaultRecall(b *testing.B) {
 func TestQuantizedCollection(t *testing.T) {
 	dir := t.TempDir()
 	db := mustOpen(t, dir, nil)
-	c := mustCollection(t, db, "q", CollectionConfig{Dimension: 24, Quantize: "SQ8"})
+	c := mustCollection(t, db, "q", mnemo.CollectionConfig{Dimension: 24, Quantize: "SQ8"})
 	r := rand.New(rand.NewPCG(24, 1))
 	vecs := randomUnit(r, 300, 24)
-	var batch []Record
+	var batch []mnemo.Record
 	for i, v := range vecs {
-		batch = append(batch, Record{ID: fmt.Sprint(i), Vector: v})
+		batch = append(batch, mnemo.Record{ID: fmt.Sprint(i), Vector: v})
 	}
 	if _, err := c.Upsert(ctx, batch...); err != nil {
 		t.Fatal(err)
@@ -200,7 +202,7 @@ func TestQuantizedCollection(t *testing.T) {
 			t.Fatalf("Config().Quantize = %q, want sq8", got)
 		}
 		for _, q := range vecs[:20] {
-			hits, plan, err := c.QueryPlan(ctx, Query{Vector: q, K: 10, Ef: 400})
+			hits, plan, err := c.QueryPlan(ctx, mnemo.Query{Vector: q, K: 10, Ef: 400})
 			if err != nil || plan != PlanGraph {
 				t.Fatalf("plan %s, %v", plan, err)
 			}
@@ -221,8 +223,8 @@ func TestQuantizedCollection(t *testing.T) {
 		t.Fatalf("opened by %q (%v), want from the checkpoint", st.OpenedBy, err)
 	}
 	check(c)
-	for _, bad := range []CollectionConfig{{Dimension: 4, Quantize: "pq"}, {Dimension: 4, Index: Flat, Quantize: "sq8"}} {
-		if _, err := db.CreateCollection(ctx, "bad", bad); !errors.Is(err, ErrInvalidConfig) {
+	for _, bad := range []mnemo.CollectionConfig{{Dimension: 4, Quantize: "pq"}, {Dimension: 4, Index: mnemo.Flat, Quantize: "sq8"}} {
+		if _, err := db.CreateCollection(ctx, "bad", bad); !errors.Is(err, mnemo.ErrInvalidConfig) {
 			t.Errorf("%+v: err %v, want ErrInvalidConfig", bad, err)
 		}
 	}

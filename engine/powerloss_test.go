@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -86,8 +88,8 @@ func (f hookFile) Sync() error {
 	return f.h.op("sync", f.name, f.File.Sync)
 }
 
-func powerRecord(batch, i int) Record {
-	return Record{ID: fmt.Sprintf("b%03d-%02d", batch, i), Vector: []float32{float32(batch), float32(i), 1}, Content: fmt.Sprintf("batch %d record %d", batch, i)}
+func powerRecord(batch, i int) mnemo.Record {
+	return mnemo.Record{ID: fmt.Sprintf("b%03d-%02d", batch, i), Vector: []float32{float32(batch), float32(i), 1}, Content: fmt.Sprintf("batch %d record %d", batch, i)}
 }
 
 // checkBatches opens the database in dir on fs and checks that batches
@@ -144,7 +146,7 @@ func checkBatches(t *testing.T, fs vfs.FS, dir string, acked int, what string) {
 func TestPowerLossNewNestedPath(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	db := mustOpen(t, "new/sub/db", &Options{FS: fs})
-	c := mustCollection(t, db, "power", CollectionConfig{Dimension: 3, Index: Flat})
+	c := mustCollection(t, db, "power", mnemo.CollectionConfig{Dimension: 3, Index: mnemo.Flat})
 	if _, err := c.Upsert(ctx, batchOf(0)...); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestPowerLossBackup(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	db := mustOpen(t, "db", &Options{FS: fs})
 	defer db.Close()
-	c := mustCollection(t, db, "power", CollectionConfig{Dimension: 3, Index: Flat})
+	c := mustCollection(t, db, "power", mnemo.CollectionConfig{Dimension: 3, Index: mnemo.Flat})
 	for b := range 3 {
 		if _, err := c.Upsert(ctx, batchOf(b)...); err != nil {
 			t.Fatal(err)
@@ -172,8 +174,8 @@ func TestPowerLossBackup(t *testing.T) {
 	checkBatches(t, crashed, "backups/today/copy", 2, "the backup after a power cut")
 }
 
-func batchOf(b int) []Record {
-	recs := make([]Record, 10)
+func batchOf(b int) []mnemo.Record {
+	recs := make([]mnemo.Record, 10)
 	for i := range recs {
 		recs[i] = powerRecord(b, i)
 	}
@@ -188,7 +190,7 @@ func batchOf(b int) []Record {
 func TestPowerLossManifestMarker(t *testing.T) {
 	fs := vfs.NewCrashableMem()
 	db := mustOpen(t, "db", &Options{FS: fs})
-	c := mustCollection(t, db, "power", CollectionConfig{Dimension: 3, Index: Flat})
+	c := mustCollection(t, db, "power", mnemo.CollectionConfig{Dimension: 3, Index: mnemo.Flat})
 	if _, err := c.Upsert(ctx, batchOf(0)...); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +299,7 @@ func powerWorkload(t *testing.T, h *hookFS, st *powerState) int64 {
 		if err != nil {
 			t.Fatalf("workload open %d: %v", round, err)
 		}
-		c, err := db.CreateCollection(ctx, "power", CollectionConfig{Dimension: 3, M: 4})
+		c, err := db.CreateCollection(ctx, "power", mnemo.CollectionConfig{Dimension: 3, M: 4})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -11,161 +13,9 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/mnemodb/mnemo/engine/analysis"
+	"github.com/mnemodb/mnemo/analysis"
 	"github.com/mnemodb/mnemo/index"
 )
-
-// Query describes a query: nearest neighbours of a vector, records
-// matching a text (BM25 over the full-text index), or both fused (hybrid).
-type Query struct {
-	// Vector is the query vector; its length is the collection's
-	// dimension. Required by the vector and hybrid modes; in text mode,
-	// when given, it fills every hit's Distance and Similarity.
-	Vector []float32
-	// Text is the query text for the full-text side. It goes through the
-	// same analyzer as the records (package analysis); a text with no
-	// terms ("?", "") matches nothing.
-	Text string
-	// Mode selects the retrieval; ModeAuto (the zero value) is hybrid when
-	// both Vector and Text are set, text when only Text is, and vector
-	// otherwise.
-	Mode Mode
-	// K is the number of hits wanted; zero means 10.
-	K int
-	// Ef is the HNSW candidate-list size; zero means the collection's
-	// EfSearch. Larger is slower and more accurate. A query without Ef on
-	// a small collection (n*(dimension+16) up to 20,000*400) is answered
-	// by an exact scan instead; setting Ef chooses the graph at any size.
-	Ef int
-	// Filter restricts the hits to records whose metadata it admits (nil:
-	// all). Both sides of a hybrid query apply it.
-	Filter *Filter
-	// MinSimilarity, when set, drops hits whose Similarity is below it (a
-	// hit exactly at the threshold is kept), in every mode that has a
-	// vector: a hybrid hit found only by its words must be that similar
-	// too. Text mode without a vector refuses it.
-	MinSimilarity *float32
-	// Exact forces an exact scan instead of the graph search.
-	Exact bool
-	// WithVectors fills Hit.Record.Vector. Without it a query answers from
-	// memory (metadata, and contents up to 1 KiB, are kept there) and reads
-	// the disk only for larger contents.
-	WithVectors bool
-	// Fusion tunes how a hybrid query merges its two sides.
-	Fusion Fusion
-	// BM25 overrides the collection's BM25 parameters for this query.
-	BM25 *BM25
-	// Neighbors, when set, lets a match lift the records next to it in a
-	// sequence (text and hybrid modes).
-	Neighbors *Neighbors
-}
-
-// Neighbors spreads part of each candidate's score to the records next to
-// it in its sequence, such as the turns before and after a turn of a
-// conversation: an answer often sits beside the turn that shares the
-// question's words. A candidate at position p of group g adds Weight times
-// its score to the records of group g at positions p-Window..p+Window
-// (other than p) that the filter admits, found or not by the query; the
-// hits are then ranked by the new scores. Records without both fields
-// neither give nor take.
-type Neighbors struct {
-	// Group is the metadata field whose equal values form one sequence
-	// (a session id, say); empty means the whole collection is one.
-	Group string
-	// Position is the metadata field holding a record's position in its
-	// sequence, an integer.
-	Position string
-	// Weight is the share of a candidate's score each neighbour gets, in
-	// (0, 1].
-	Weight float64
-	// Window is how many positions on each side count; zero means 1.
-	Window int
-}
-
-// spreadDepth is how many candidates a query with Neighbors scores before
-// spreading.
-const spreadDepth = 100
-
-// Mode is a query's retrieval mode.
-type Mode string
-
-// Modes.
-const (
-	ModeAuto   Mode = ""
-	ModeVector Mode = "vector" // nearest neighbours of Query.Vector
-	ModeText   Mode = "text"   // BM25 over the full-text index
-	ModeHybrid Mode = "hybrid" // both, fused
-)
-
-// FusionMethod names how a hybrid query merges its sides' rankings.
-type FusionMethod string
-
-// Fusion methods.
-const (
-	// FusionWeighted adds the sides' scores, each min-max normalised over
-	// its own candidates to [0, 1], weighted: w*vector + (1-w)*text. A
-	// side that did not find a hit contributes 0. The default.
-	FusionWeighted FusionMethod = "weighted"
-	// FusionRRF is reciprocal-rank fusion: a hit scores the sum over the
-	// sides that found it of w / (RRFK + rank), rank counted from 1, with
-	// w the side's weight. It needs no calibration between the sides'
-	// scores, and ignores how far ahead a side's best hits are.
-	FusionRRF FusionMethod = "rrf"
-)
-
-// DefaultVectorWeight is the vector side's weight in a hybrid query
-// unless Fusion.VectorWeight says otherwise.
-const DefaultVectorWeight = 0.3
-
-// Fusion tunes a hybrid query. The zero value is weighted fusion with the
-// vector side weighing DefaultVectorWeight, over DefaultFusionDepth
-// candidates from each side. These defaults were chosen by measurement
-// with the offline embedder (hashing/v2/1024): evidence recall@10 on
-// LoCoMo conversations 0.606 weighted 0.3, 0.580 weighted 0.5, 0.575
-// reciprocal-rank 0.3, 0.530 reciprocal-rank 0.5; nDCG@10 on Cranfield
-// 0.308, 0.294, 0.304, 0.291. A stronger embedder earns a larger vector
-// weight.
-type Fusion struct {
-	// Method is FusionWeighted (the default when empty) or FusionRRF.
-	Method FusionMethod
-	// RRFK is reciprocal-rank fusion's k; zero means 60.
-	RRFK int
-	// VectorWeight is the vector side's weight w in (0, 1); the text
-	// side's is 1-w. Zero means DefaultVectorWeight.
-	VectorWeight float64
-	// Depth is how many candidates each side retrieves before fusion; zero
-	// means max(K, DefaultFusionDepth).
-	Depth int
-}
-
-// DefaultFusionDepth is the number of candidates each side of a hybrid
-// query retrieves unless Fusion.Depth says otherwise (at least K).
-// Measured with the offline embedder, evidence recall@10 on LoCoMo
-// (without / with neighbours) and nDCG@10 on Cranfield, by depth: 20:
-// 0.612 / 0.748, 0.308; 30: 0.612 / 0.754, 0.309; 50: 0.610 / 0.747,
-// 0.309; 100: 0.605 / 0.740, 0.308. Deeper costs more and finds no more.
-const DefaultFusionDepth = 30
-
-// Hit is one query result.
-type Hit struct {
-	Record Record
-	// Distance is the raw distance of the collection's metric: cosine
-	// distance in [0, 2], negative inner product, or squared L2. Every
-	// hit of a query with a vector has it, whichever side found it; zero
-	// in a text query without a vector.
-	Distance float32
-	// Similarity is Similarity(metric, Distance): larger is nearer.
-	Similarity float32
-	// Score ranks the hits: Similarity in vector mode, the BM25 score in
-	// text mode, the fused score in hybrid mode.
-	Score float64
-	// VectorRank and TextRank are the hit's ranks (from 1) among each
-	// side's candidates; 0 when that side did not find it or did not run.
-	VectorRank, TextRank int
-	// TextScore is the hit's BM25 score (0 when the text side did not
-	// find it).
-	TextScore float64
-}
 
 // Plan names how a query was answered (see Collection.Query).
 type Plan string
@@ -184,7 +34,7 @@ const (
 // sets no Ef on a small collection (see Query.Ef) scans every admitted
 // record: exact, and at that size as fast as the graph. With a filter,
 // the engine chooses a plan: when the records the filter admits are few
-// (found through its in-memory postings of metadata values, or by
+// (found through its in-memory index of metadata values, or by
 // evaluating the filter over a sample and then over every record), it
 // scores exactly those, which is both faster and exact; otherwise it runs
 // the graph search with the filter evaluated during the walk, which keeps
@@ -195,14 +45,14 @@ const (
 // A text query scores every record holding a query term by BM25 (exact,
 // filter applied). A hybrid query runs both sides, each for
 // Fusion.Depth candidates under the same filter, and fuses them.
-func (c *Collection) Query(ctx context.Context, q Query) ([]Hit, error) {
+func (c *Collection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, error) {
 	hits, _, err := c.QueryPlan(ctx, q)
 	return hits, err
 }
 
 // QueryPlan is Query that also reports the plan it chose (for a hybrid
 // query, the vector side's; the text side is always exact).
-func (c *Collection) QueryPlan(ctx context.Context, q Query) ([]Hit, Plan, error) {
+func (c *Collection) QueryPlan(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, Plan, error) {
 	done, err := c.enter()
 	if err != nil {
 		return nil, "", err
@@ -234,8 +84,8 @@ func (c *Collection) QueryPlan(ctx context.Context, q Query) ([]Hit, Plan, error
 }
 
 // checkQuery validates q, applies its defaults and resolves its mode.
-func (c *Collection) checkQuery(q *Query) (Mode, error) {
-	checked, mode, err := CheckQuery(c.name, c.cfg, *q)
+func (c *Collection) checkQuery(q *mnemo.Query) (mnemo.Mode, error) {
+	checked, mode, err := mnemo.CheckQuery(c.name, c.cfg, *q)
 	if err != nil {
 		return "", err
 	}
@@ -246,55 +96,55 @@ func (c *Collection) checkQuery(q *Query) (Mode, error) {
 // run answers a checked query under the collection lock: the hits with
 // their records as far as memory holds them (ID, a copy of the metadata,
 // the content when it is kept in memory) and which contents are on disk.
-func (c *Collection) run(q Query, mode Mode) ([]Hit, []Record, []bool, Plan, error) {
+func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.Record, []bool, Plan, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	var hits []Hit
+	var hits []mnemo.Hit
 	var plan Plan
 	switch mode {
-	case ModeVector:
+	case mnemo.ModeVector:
 		res, p, err := c.search(q)
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
 		plan = p
-		hits = make([]Hit, len(res))
+		hits = make([]mnemo.Hit, len(res))
 		for i, r := range res {
-			sim := Similarity(c.cfg.Metric, r.Distance)
-			hits[i] = Hit{Record: Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, Score: float64(sim), VectorRank: i + 1}
+			sim := mnemo.Similarity(c.cfg.Metric, r.Distance)
+			hits[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, Score: float64(sim), VectorRank: i + 1}
 		}
 		if q.MinSimilarity != nil { // text and hybrid apply it in finish
-			hits = slices.DeleteFunc(hits, func(h Hit) bool { return h.Similarity < *q.MinSimilarity })
+			hits = slices.DeleteFunc(hits, func(h mnemo.Hit) bool { return h.Similarity < *q.MinSimilarity })
 		}
-	case ModeText:
+	case mnemo.ModeText:
 		plan = PlanText
 		k := q.K
-		if q.Neighbors != nil {
-			k = max(k, spreadDepth)
+		if q.Spread != nil {
+			k = max(k, mnemo.SpreadDepth)
 		}
 		res := c.searchText(q, k)
-		hits = make([]Hit, len(res))
+		hits = make([]mnemo.Hit, len(res))
 		for i, r := range res {
-			hits[i] = Hit{Record: Record{ID: c.keys[r.key]}, Score: r.score, TextRank: i + 1, TextScore: r.score}
+			hits[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.key]}, Score: r.score, TextRank: i + 1, TextScore: r.score}
 		}
-		if q.Neighbors != nil {
+		if q.Spread != nil {
 			hits = c.spread(q, hits)
 		}
 		var err error
 		if hits, err = c.finish(q, hits); err != nil {
 			return nil, nil, nil, "", err
 		}
-	case ModeHybrid:
+	case mnemo.ModeHybrid:
 		var err error
 		if hits, plan, err = c.hybrid(q); err != nil {
 			return nil, nil, nil, "", err
 		}
 	}
-	recs := make([]Record, len(hits))
+	recs := make([]mnemo.Record, len(hits))
 	onDisk := make([]bool, len(hits))
 	for i, h := range hits {
 		key := c.ids[h.Record.ID]
-		recs[i] = Record{ID: h.Record.ID, Metadata: cloneMeta(c.meta[key])}
+		recs[i] = mnemo.Record{ID: h.Record.ID, Metadata: cloneMeta(c.meta[key])}
 		content, cached := c.content[key]
 		recs[i].Content, onDisk[i] = content, !cached
 	}
@@ -303,7 +153,7 @@ func (c *Collection) run(q Query, mode Mode) ([]Hit, []Record, []bool, Plan, err
 
 // searchText runs the text side for k candidates, equal scores ordered
 // by ID. The caller holds c.mu.
-func (c *Collection) searchText(q Query, k int) []textResult {
+func (c *Collection) searchText(q mnemo.Query, k int) []textResult {
 	p := *c.cfg.Text.BM25
 	if q.BM25 != nil {
 		p = *q.BM25
@@ -331,7 +181,7 @@ func (c *Collection) searchText(q Query, k int) []textResult {
 // fillDistances sets Distance and Similarity of hits that lack them (found
 // by the text side only) by scoring their stored vectors. The caller holds
 // c.mu.
-func (c *Collection) fillDistances(vec []float32, hits []Hit) error {
+func (c *Collection) fillDistances(vec []float32, hits []mnemo.Hit) error {
 	var keys []uint64
 	for _, h := range hits {
 		if h.VectorRank == 0 {
@@ -352,15 +202,15 @@ func (c *Collection) fillDistances(vec []float32, hits []Hit) error {
 	for i := range hits {
 		if hits[i].VectorRank == 0 {
 			d := dist[c.ids[hits[i].Record.ID]]
-			hits[i].Distance, hits[i].Similarity = d, Similarity(c.cfg.Metric, d)
+			hits[i].Distance, hits[i].Similarity = d, mnemo.Similarity(c.cfg.Metric, d)
 		}
 	}
 	return nil
 }
 
 // hybrid runs both sides and fuses them. The caller holds c.mu.
-func (c *Collection) hybrid(q Query) ([]Hit, Plan, error) {
-	depth := FusionDepth(q.Fusion, q.K)
+func (c *Collection) hybrid(q mnemo.Query) ([]mnemo.Hit, Plan, error) {
+	depth := mnemo.FusionDepth(q.Fusion, q.K)
 	vq := q
 	vq.K = depth
 	vres, plan, err := c.search(vq)
@@ -369,23 +219,23 @@ func (c *Collection) hybrid(q Query) ([]Hit, Plan, error) {
 	}
 	tres := c.searchText(q, depth)
 	byKey := make(map[uint64]int, len(vres)+len(tres))
-	hits := make([]Hit, 0, len(vres)+len(tres))
+	hits := make([]mnemo.Hit, 0, len(vres)+len(tres))
 	for i, r := range vres {
-		sim := Similarity(c.cfg.Metric, r.Distance)
+		sim := mnemo.Similarity(c.cfg.Metric, r.Distance)
 		byKey[r.Key] = len(hits)
-		hits = append(hits, Hit{Record: Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, VectorRank: i + 1})
+		hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, VectorRank: i + 1})
 	}
 	for i, r := range tres {
 		j, ok := byKey[r.key]
 		if !ok {
 			j = len(hits)
 			byKey[r.key] = j
-			hits = append(hits, Hit{Record: Record{ID: c.keys[r.key]}})
+			hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.key]}})
 		}
 		hits[j].TextRank, hits[j].TextScore = i+1, r.score
 	}
-	FuseScores(hits, q.Fusion)
-	if q.Neighbors != nil {
+	mnemo.FuseScores(hits, q.Fusion)
+	if q.Spread != nil {
 		hits = c.spread(q, hits)
 	}
 	hits, err = c.finish(q, hits)
@@ -396,8 +246,8 @@ func (c *Collection) hybrid(q Query) ([]Hit, Plan, error) {
 // the hits that lack them (found by the text side or as neighbours) are
 // filled on the way, for the best hits only, a window at a time, and
 // hits under MinSimilarity are dropped. The caller holds c.mu.
-func (c *Collection) finish(q Query, hits []Hit) ([]Hit, error) {
-	sortHits(hits)
+func (c *Collection) finish(q mnemo.Query, hits []mnemo.Hit) ([]mnemo.Hit, error) {
+	mnemo.SortHits(hits)
 	if q.Vector == nil {
 		return hits[:min(len(hits), q.K)], nil
 	}
@@ -420,26 +270,11 @@ func (c *Collection) finish(q Query, hits []Hit) ([]Hit, error) {
 	return out, nil
 }
 
-// sortHits orders hits by score; equal scores keep their order (the
-// side's own ranking, the vector side's first), which the callers build
-// deterministically.
-func sortHits(hits []Hit) {
-	slices.SortStableFunc(hits, func(a, b Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
-	})
-}
-
-// spread applies q.Neighbors to hits (scored, any order): each adds its
+// spread applies q.Spread to hits (scored, any order): each adds its
 // share to its neighbours, which join the hits when they were not among
 // them. The caller holds c.mu and sorts the result.
-func (c *Collection) spread(q Query, hits []Hit) []Hit {
-	nb := q.Neighbors
+func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit) []mnemo.Hit {
+	nb := q.Spread
 	w := max(nb.Window, 1)
 	byKey := make(map[uint64]int, len(hits))
 	base := make([]float64, len(hits))
@@ -447,19 +282,14 @@ func (c *Collection) spread(q Query, hits []Hit) []Hit {
 		byKey[c.ids[h.Record.ID]] = i
 		base[i] = h.Score
 	}
-	groups, positions := c.post.m[nb.Group], c.post.m[nb.Position]
+	groups, positions := c.fields.m[nb.Group], c.fields.m[nb.Position]
 	for i := range base {
-		meta := c.meta[c.ids[hits[i].Record.ID]]
-		p, ok := toFloat(meta[nb.Position])
-		if !ok || p != math.Trunc(p) {
+		g, p, ok := nb.Place(c.meta[c.ids[hits[i].Record.ID]])
+		if !ok {
 			continue
 		}
 		var group map[uint64]struct{}
 		if nb.Group != "" {
-			g, ok := canon(meta[nb.Group])
-			if !ok || g == nil {
-				continue
-			}
 			if group = groups[g]; group == nil {
 				continue
 			}
@@ -483,7 +313,7 @@ func (c *Collection) spread(q Query, hits []Hit) []Hit {
 					}
 					j = len(hits)
 					byKey[key] = j
-					hits = append(hits, Hit{Record: Record{ID: c.keys[key]}})
+					hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[key]}})
 				}
 				hits[j].Score += nb.Weight * base[i]
 			}
@@ -496,7 +326,7 @@ func (c *Collection) spread(q Query, hits []Hit) []Hit {
 // order: the vectors when withVectors is set, and the contents not kept in
 // memory (onDisk). A record deleted since the search comes back with an
 // empty ID.
-func (c *Collection) readMany(recs []Record, onDisk []bool, withVectors bool) error {
+func (c *Collection) readMany(recs []mnemo.Record, onDisk []bool, withVectors bool) error {
 	var order []int
 	for i := range recs {
 		if withVectors || onDisk[i] {
@@ -547,7 +377,7 @@ func (c *Collection) readMany(recs []Record, onDisk []bool, withVectors bool) er
 func exactLimit(n int) int { return max(256, int(math.Sqrt(200*float64(n)))) }
 
 // search runs the index search. The caller holds c.mu.
-func (c *Collection) search(q Query) ([]index.Result, Plan, error) {
+func (c *Collection) search(q mnemo.Query) ([]index.Result, Plan, error) {
 	n := len(c.ids)
 	opts := &index.SearchOptions{Ef: q.Ef}
 	plan := PlanGraph
@@ -593,12 +423,14 @@ func (c *Collection) searchTies(vec []float32, k int, opts *index.SearchOptions)
 }
 
 // admitted returns the keys f admits when there are at most limit of them
-// and they can be found cheaply: from the postings, or, when a sample of
+// and they can be found cheaply: from the field index, or, when a sample of
 // the records suggests the filter is that selective, by evaluating it over
 // every record. The caller holds c.mu.
-func (c *Collection) admitted(f *Filter, limit int) ([]uint64, bool) {
-	if cand, ok := c.post.candidates(f.root, limit); ok {
-		return cand, true // Search dedupes and applies the full filter
+func (c *Collection) admitted(f *mnemo.Filter, limit int) ([]uint64, bool) {
+	if tree, ok := f.Tree(); ok {
+		if cand, ok := c.fields.candidates(tree, limit); ok {
+			return cand, true // Search dedupes and applies the full filter
+		}
 	}
 	const sample = 512
 	if len(c.meta) > sample {

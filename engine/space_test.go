@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"errors"
 	"fmt"
 	"os"
@@ -91,7 +93,7 @@ func (f *fullFile) WriteAt(p []byte, off int64) (int, error) {
 
 // spaceRecords is batch n of the disk-full tests: few records with large
 // contents, so that a few hundred batches fill the test filesystems.
-func spaceRecords(n int) []Record {
+func spaceRecords(n int) []mnemo.Record {
 	recs := crashBatchRecords(n)
 	for i := range recs {
 		recs[i].Content = strings.Repeat(fmt.Sprintf("batch %d record %d. ", n, i), 2000)
@@ -147,7 +149,7 @@ func TestDiskFullFloor(t *testing.T) {
 	fs := &fullFS{FS: vfs.NewMem(), limit: 40 << 20}
 	opts := &Options{FS: fs, MinFreeSpace: 32 << 20, CheckpointEvery: -1}
 	db := mustOpen(t, "db", opts)
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	acked, err := fillUntil(t, c, 0)
 	if !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("after %d batches: %v, want ErrNoSpace", acked, err)
@@ -188,7 +190,7 @@ func TestDiskFullInsidePebble(t *testing.T) {
 	fs := &fullFS{FS: vfs.NewMem(), only: isLog, limit: 6 << 20}
 	opts := &Options{FS: fs, MinFreeSpace: -1, CheckpointEvery: -1}
 	db := mustOpen(t, "db", opts)
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	acked, err := fillUntil(t, c, 0)
 	if !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("after %d batches: %v, want ErrNoSpace", acked, err)
@@ -222,7 +224,7 @@ func TestFullDiskOpenAndClose(t *testing.T) {
 	fs := &fullFS{FS: vfs.NewMem(), limit: 1 << 30}
 	opts := &Options{FS: fs, MinFreeSpace: 32 << 20, CheckpointEvery: -1}
 	db := mustOpen(t, "db", opts)
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: crashDim})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: crashDim})
 	for n := 0; n < 10; n++ {
 		if _, err := c.Upsert(ctx, spaceRecords(n)...); err != nil {
 			t.Fatal(err)
@@ -252,7 +254,7 @@ func TestFullDiskOpenAndClose(t *testing.T) {
 	if _, err := c.Upsert(ctx, spaceRecords(10)...); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("write to a database opened on a full disk: %v, want ErrNoSpace", err)
 	}
-	if _, err := db.CreateCollection(ctx, "d", CollectionConfig{Dimension: 2}); !errors.Is(err, ErrNoSpace) {
+	if _, err := db.CreateCollection(ctx, "d", mnemo.CollectionConfig{Dimension: 2}); !errors.Is(err, ErrNoSpace) {
 		t.Fatalf("create on a database opened on a full disk: %v, want ErrNoSpace", err)
 	}
 	if err := db.Close(); err != nil {

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"context"
 	"time"
 
@@ -24,7 +26,7 @@ type Stats struct {
 // CollectionStats describes one collection.
 type CollectionStats struct {
 	Name   string
-	Config CollectionConfig
+	Config mnemo.CollectionConfig
 	// Records is the number of stored records.
 	Records int
 	// IndexBytes estimates the index's memory; IndexTombstones counts

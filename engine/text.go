@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"context"
 	"encoding/binary"
 	"errors"
@@ -12,7 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
-	"github.com/mnemodb/mnemo/engine/analysis"
+	"github.com/mnemodb/mnemo/analysis"
 )
 
 // The full-text index. Each record's analyzed text (its length in terms and
@@ -34,17 +36,6 @@ import (
 
 const textEntryVersion = 1
 
-// Default BM25 parameters (Robertson's usual values, as Lucene and
-// Elasticsearch use).
-const (
-	DefaultBM25K1 = 1.2
-	DefaultBM25B  = 0.75
-)
-
-// MaxTextTerms bounds the distinct terms indexed for one record; a record
-// with more (a document of megabytes) keeps its most frequent ones.
-const MaxTextTerms = 1 << 16
-
 type termFreq struct {
 	term string
 	tf   uint32
@@ -56,50 +47,24 @@ type textDoc struct {
 	terms  []termFreq // sorted by term, distinct
 }
 
-// textOf returns the text a record's full-text entry is made of: its
-// content and the string values of the configured metadata fields.
-func textOf(content string, meta map[string]any, fields []string) string {
-	if len(fields) == 0 {
-		return content
-	}
-	var sb strings.Builder
-	sb.WriteString(content)
-	for _, f := range fields {
-		switch v := meta[f].(type) {
-		case string:
-			sb.WriteByte('\n')
-			sb.WriteString(v)
-		case []any:
-			for _, x := range v {
-				if s, ok := x.(string); ok {
-					sb.WriteByte('\n')
-					sb.WriteString(s)
-				}
-			}
-		}
-	}
-	return sb.String()
-}
-
-// analyzeDoc analyzes text into a textDoc.
-func analyzeDoc(text string) textDoc {
-	terms := analysis.Terms(text)
-	if len(terms) == 0 {
+// textDocOf is what the full-text index holds for a record of a
+// collection with config cfg: mnemo.TextTerms, which every backend
+// indexes.
+func textDocOf(cfg mnemo.CollectionConfig, content string, meta map[string]any) textDoc {
+	terms, freqs, length := mnemo.TextTerms(cfg, content, meta)
+	if length == 0 {
 		return textDoc{}
 	}
-	doc := textDoc{length: uint32(min(len(terms), math.MaxUint32))}
-	for _, tc := range analysis.Count(terms) {
-		doc.terms = append(doc.terms, termFreq{tc.Term, uint32(tc.Count)})
-	}
-	if len(doc.terms) > MaxTextTerms {
-		byFreq := slices.Clone(doc.terms)
-		slices.SortStableFunc(byFreq, func(a, b termFreq) int { return int(b.tf) - int(a.tf) })
-		byFreq = byFreq[:MaxTextTerms]
-		slices.SortFunc(byFreq, func(a, b termFreq) int { return strings.Compare(a.term, b.term) })
-		doc.terms = byFreq
+	doc := textDoc{length: uint32(min(length, math.MaxUint32)), terms: make([]termFreq, len(terms))}
+	for i, t := range terms {
+		doc.terms[i] = termFreq{t, uint32(freqs[i])}
 	}
 	return doc
 }
+
+// analyzeDoc analyzes text as the content of a record of a collection with
+// the default text config.
+func analyzeDoc(text string) textDoc { return textDocOf(mnemo.CollectionConfig{}, text, nil) }
 
 func encodeTextDoc(d textDoc) []byte {
 	n := 1 + 2*binary.MaxVarintLen32
@@ -137,7 +102,7 @@ func decodeTextDoc(b []byte) (textDoc, error) {
 	}
 	length, ok1 := uv()
 	count, ok2 := uv()
-	if !ok1 || !ok2 || length > math.MaxUint32 || count > MaxTextTerms || count > uint64(len(b))/2 {
+	if !ok1 || !ok2 || length > math.MaxUint32 || count > mnemo.MaxTextTerms || count > uint64(len(b))/2 {
 		return textDoc{}, errTextEntry
 	}
 	d := textDoc{length: uint32(length), terms: make([]termFreq, 0, count)}
@@ -296,22 +261,6 @@ func (t *textIndex) compactAll() {
 	}
 }
 
-// BM25 holds the parameters of BM25 scoring.
-type BM25 struct {
-	// K1 saturates term frequency: 0 ignores it, larger lets it count
-	// longer. Typical values are 0.9 to 2.
-	K1 float64 `json:"k1"`
-	// B normalises by document length: 0 not at all, 1 fully.
-	B float64 `json:"b"`
-}
-
-func (p BM25) validate() error {
-	if !(p.K1 >= 0 && p.K1 <= 100) || !(p.B >= 0 && p.B <= 1) {
-		return fmt.Errorf("BM25 k1 %v, b %v: want k1 in [0, 100] and b in [0, 1]", p.K1, p.B)
-	}
-	return nil
-}
-
 type textResult struct {
 	key   uint64
 	score float64
@@ -334,7 +283,7 @@ func idf(n, df int) float64 {
 // hold can reach the top k, so their long lists are not walked: the
 // records already scored that could still make it look their remaining
 // terms up in their own term lists. The result is exact.
-func (t *textIndex) search(query []string, k int, p BM25, admit func(uint64) bool) []textResult {
+func (t *textIndex) search(query []string, k int, p mnemo.BM25, admit func(uint64) bool) []textResult {
 	if k <= 0 || t.n == 0 || len(query) == 0 {
 		return nil
 	}
@@ -596,7 +545,7 @@ func (c *Collection) loadText() error {
 		if !found {
 			return fmt.Errorf("%w: record %q of %q vanished during open", ErrCorrupt, c.keys[key], c.name)
 		}
-		d := analyzeDoc(textOf(rec.Content, rec.Metadata, c.cfg.Text.Fields))
+		d := textDocOf(c.cfg, rec.Content, rec.Metadata)
 		c.text.add(key, d)
 		b.Set(textKey(c.id, key), encodeTextDoc(d), nil)
 	}
@@ -644,7 +593,7 @@ func (c *Collection) verifyText(ctx context.Context) []string {
 			return ps
 		}
 		for _, r := range page {
-			want := analyzeDoc(textOf(r.Content, r.Metadata, c.cfg.Text.Fields))
+			want := textDocOf(c.cfg, r.Content, r.Metadata)
 			c.mu.RLock()
 			key, ok := c.ids[r.ID]
 			c.mu.RUnlock()

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"errors"
 	"fmt"
 	"math"
@@ -10,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine/analysis"
+	"github.com/mnemodb/mnemo/analysis"
 )
 
 var textWords = strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega apple banana cherry running runs")
@@ -34,7 +36,7 @@ func textVec(r *rand.Rand, dim int) []float32 {
 
 // referenceBM25 scores the live records exactly as the definition says,
 // from their contents, for comparison with the index.
-func referenceBM25(docs map[string]string, query string, p BM25) map[string]float64 {
+func referenceBM25(docs map[string]string, query string, p mnemo.BM25) map[string]float64 {
 	terms := map[string][]string{}
 	total := 0
 	n := 0
@@ -84,14 +86,14 @@ func referenceBM25(docs map[string]string, query string, p BM25) map[string]floa
 }
 
 // checkText compares a text query's hits with the reference scores.
-func checkText(t *testing.T, c *Collection, docs map[string]string, query string, p *BM25) {
+func checkText(t *testing.T, c *Collection, docs map[string]string, query string, p *mnemo.BM25) {
 	t.Helper()
 	bp := *c.cfg.Text.BM25
 	if p != nil {
 		bp = *p
 	}
 	want := referenceBM25(docs, query, bp)
-	hits, err := c.Query(ctx, Query{Text: query, K: len(docs) + 1, BM25: p})
+	hits, err := c.Query(ctx, mnemo.Query{Text: query, K: len(docs) + 1, BM25: p})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func checkText(t *testing.T, c *Collection, docs map[string]string, query string
 	// A short list (where the index skips walking common terms' lists)
 	// is the top of the full one.
 	for _, k := range []int{1, 3, 7} {
-		top, err := c.Query(ctx, Query{Text: query, K: k, BM25: p})
+		top, err := c.Query(ctx, mnemo.Query{Text: query, K: k, BM25: p})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +128,7 @@ func checkText(t *testing.T, c *Collection, docs map[string]string, query string
 // sameRanking compares two rankings: the same scores (to rounding, as
 // sums in another order) and the same records, except that records whose
 // scores tie may trade places.
-func sameRanking(a, b []Hit) error {
+func sameRanking(a, b []mnemo.Hit) error {
 	if len(a) != len(b) {
 		return fmt.Errorf("%d hits, want %d", len(a), len(b))
 	}
@@ -158,7 +160,7 @@ func TestTextBM25MatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	dir := filepath.Join(t.TempDir(), "db")
 	db := mustOpen(t, dir, nil)
-	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 4})
+	c := mustCollection(t, db, "t", mnemo.CollectionConfig{Dimension: 4})
 	docs := map[string]string{}
 	for step := range 400 {
 		id := fmt.Sprintf("r%d", r.IntN(120))
@@ -172,7 +174,7 @@ func TestTextBM25MatchesReference(t *testing.T) {
 			if r.IntN(10) == 0 {
 				text = "?!"
 			}
-			if _, err := c.Upsert(ctx, Record{ID: id, Vector: textVec(r, 4), Content: text}); err != nil {
+			if _, err := c.Upsert(ctx, mnemo.Record{ID: id, Vector: textVec(r, 4), Content: text}); err != nil {
 				t.Fatal(err)
 			}
 			docs[id] = text
@@ -184,7 +186,7 @@ func TestTextBM25MatchesReference(t *testing.T) {
 	queries := []string{"alpha", "beta beta gamma", "omega psi", "run", "RUNNING apples", "nothing-here", "?"}
 	for _, q := range queries {
 		checkText(t, c, docs, q, nil)
-		checkText(t, c, docs, q, &BM25{K1: 0.9, B: 0.4})
+		checkText(t, c, docs, q, &mnemo.BM25{K1: 0.9, B: 0.4})
 	}
 	db.Close()
 	db = mustOpen(t, dir, nil)
@@ -203,8 +205,8 @@ func TestTextBM25MatchesReference(t *testing.T) {
 func TestTextFieldsAndFilter(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 2, Text: TextConfig{Fields: []string{"speaker", "tags"}}})
-	recs := []Record{
+	c := mustCollection(t, db, "t", mnemo.CollectionConfig{Dimension: 2, Text: mnemo.TextConfig{Fields: []string{"speaker", "tags"}}})
+	recs := []mnemo.Record{
 		{ID: "a", Vector: []float32{1, 0}, Content: "I went hiking", Metadata: map[string]any{"speaker": "Caroline", "session": 1}},
 		{ID: "b", Vector: []float32{0, 1}, Content: "Caroline told me about it", Metadata: map[string]any{"speaker": "Melanie", "session": 2}},
 		{ID: "c", Vector: []float32{1, 1}, Content: "nothing", Metadata: map[string]any{"tags": []any{"hiking", 3}}},
@@ -212,7 +214,7 @@ func TestTextFieldsAndFilter(t *testing.T) {
 	if _, err := c.Upsert(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
-	ids := func(hits []Hit) []string {
+	ids := func(hits []mnemo.Hit) []string {
 		var s []string
 		for _, h := range hits {
 			s = append(s, h.Record.ID)
@@ -220,20 +222,20 @@ func TestTextFieldsAndFilter(t *testing.T) {
 		slices.Sort(s)
 		return s
 	}
-	hits, err := c.Query(ctx, Query{Text: "caroline"})
+	hits, err := c.Query(ctx, mnemo.Query{Text: "caroline"})
 	if err != nil || !slices.Equal(ids(hits), []string{"a", "b"}) {
 		t.Fatalf("caroline: %v %v", ids(hits), err)
 	}
-	hits, _ = c.Query(ctx, Query{Text: "hike"})
+	hits, _ = c.Query(ctx, mnemo.Query{Text: "hike"})
 	if !slices.Equal(ids(hits), []string{"a", "c"}) {
 		t.Fatalf("hike: %v", ids(hits))
 	}
-	f, _ := ParseFilter(`{"session": 2}`)
-	hits, _ = c.Query(ctx, Query{Text: "caroline", Filter: f})
+	f, _ := mnemo.ParseFilter(`{"session": 2}`)
+	hits, _ = c.Query(ctx, mnemo.Query{Text: "caroline", Filter: f})
 	if !slices.Equal(ids(hits), []string{"b"}) {
 		t.Fatalf("caroline with filter: %v", ids(hits))
 	}
-	hits, _ = c.Query(ctx, Query{Text: "caroline", Vector: []float32{0, 1}, Filter: f})
+	hits, _ = c.Query(ctx, mnemo.Query{Text: "caroline", Vector: []float32{0, 1}, Filter: f})
 	if !slices.Equal(ids(hits), []string{"b"}) || hits[0].VectorRank != 1 || hits[0].TextRank != 1 {
 		t.Fatalf("hybrid with filter: %+v", hits)
 	}
@@ -245,8 +247,8 @@ func TestTextFieldsAndFilter(t *testing.T) {
 func TestHybrid(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 2, Index: Flat})
-	recs := []Record{
+	c := mustCollection(t, db, "t", mnemo.CollectionConfig{Dimension: 2, Index: mnemo.Flat})
+	recs := []mnemo.Record{
 		{ID: "vec", Vector: []float32{1, 0}, Content: "unrelated words"},
 		{ID: "both", Vector: []float32{1, 0.2}, Content: "the zebra crossing"},
 		{ID: "text", Vector: []float32{-1, 0.1}, Content: "zebra zebra zebra"},
@@ -254,12 +256,12 @@ func TestHybrid(t *testing.T) {
 	if _, err := c.Upsert(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
-	q := Query{Vector: []float32{1, 0}, Text: "zebra", K: 3, Fusion: Fusion{Method: FusionRRF, VectorWeight: 0.5, Depth: 2}}
+	q := mnemo.Query{Vector: []float32{1, 0}, Text: "zebra", K: 3, Fusion: mnemo.Fusion{Method: mnemo.FusionRRF, VectorWeight: 0.5, Depth: 2}}
 	hits, plan, err := c.QueryPlan(ctx, q)
 	if err != nil || plan != PlanGraph && plan != PlanExact {
 		t.Fatal(err, plan)
 	}
-	got := map[string]Hit{}
+	got := map[string]mnemo.Hit{}
 	for _, h := range hits {
 		got[h.Record.ID] = h
 	}
@@ -284,13 +286,13 @@ func TestHybrid(t *testing.T) {
 	// Weighted fusion: with the text side weighted up, the pure text match
 	// wins.
 	q.MinSimilarity = nil
-	q.Fusion = Fusion{Method: FusionWeighted, VectorWeight: 0.1, Depth: 2}
+	q.Fusion = mnemo.Fusion{Method: mnemo.FusionWeighted, VectorWeight: 0.1, Depth: 2}
 	hits, _ = c.Query(ctx, q)
 	if hits[0].Record.ID != "text" {
 		t.Fatalf("weighted 0.1: %+v", hits)
 	}
 	// Text mode with a vector fills distances too.
-	hits, _ = c.Query(ctx, Query{Mode: ModeText, Text: "zebra", Vector: []float32{1, 0}})
+	hits, _ = c.Query(ctx, mnemo.Query{Mode: mnemo.ModeText, Text: "zebra", Vector: []float32{1, 0}})
 	if len(hits) != 2 || hits[0].Record.ID != "text" || hits[0].Distance < 1.5 {
 		t.Fatalf("text mode with vector: %+v", hits)
 	}
@@ -299,25 +301,25 @@ func TestHybrid(t *testing.T) {
 func TestQueryModeErrors(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 2})
-	off := mustCollection(t, db, "off", CollectionConfig{Dimension: 2, Text: TextConfig{Disabled: true}})
+	c := mustCollection(t, db, "t", mnemo.CollectionConfig{Dimension: 2})
+	off := mustCollection(t, db, "off", mnemo.CollectionConfig{Dimension: 2, Text: mnemo.TextConfig{Disabled: true}})
 	v := []float32{1, 0}
 	bad := []struct {
 		c *Collection
-		q Query
+		q mnemo.Query
 	}{
-		{c, Query{Mode: "fuzzy", Vector: v}},
-		{c, Query{Mode: ModeHybrid, Text: "x"}},
-		{c, Query{Mode: ModeVector, Text: "x"}},
-		{c, Query{Text: "x", MinSimilarity: new(float32(0.5))}},
-		{c, Query{Text: "x", Vector: v, Fusion: Fusion{Method: "max"}}},
-		{c, Query{Text: "x", Vector: v, Fusion: Fusion{VectorWeight: 1}}},
-		{c, Query{Text: "x", Vector: v, Fusion: Fusion{VectorWeight: math.NaN()}}},
-		{c, Query{Text: "x", Vector: v, Fusion: Fusion{Depth: -1}}},
-		{c, Query{Text: "x", BM25: &BM25{K1: -1, B: 0.5}}},
-		{c, Query{Text: "x", BM25: &BM25{K1: 1, B: 2}}},
-		{off, Query{Text: "x"}},
-		{off, Query{Text: "x", Vector: v}},
+		{c, mnemo.Query{Mode: "fuzzy", Vector: v}},
+		{c, mnemo.Query{Mode: mnemo.ModeHybrid, Text: "x"}},
+		{c, mnemo.Query{Mode: mnemo.ModeVector, Text: "x"}},
+		{c, mnemo.Query{Text: "x", MinSimilarity: new(float32(0.5))}},
+		{c, mnemo.Query{Text: "x", Vector: v, Fusion: mnemo.Fusion{Method: "max"}}},
+		{c, mnemo.Query{Text: "x", Vector: v, Fusion: mnemo.Fusion{VectorWeight: 1}}},
+		{c, mnemo.Query{Text: "x", Vector: v, Fusion: mnemo.Fusion{VectorWeight: math.NaN()}}},
+		{c, mnemo.Query{Text: "x", Vector: v, Fusion: mnemo.Fusion{Depth: -1}}},
+		{c, mnemo.Query{Text: "x", BM25: &mnemo.BM25{K1: -1, B: 0.5}}},
+		{c, mnemo.Query{Text: "x", BM25: &mnemo.BM25{K1: 1, B: 2}}},
+		{off, mnemo.Query{Text: "x"}},
+		{off, mnemo.Query{Text: "x", Vector: v}},
 	}
 	for _, b := range bad {
 		if _, err := b.c.Query(ctx, b.q); err == nil {
@@ -325,25 +327,25 @@ func TestQueryModeErrors(t *testing.T) {
 		}
 	}
 	// Text with no terms matches nothing; it is not an error.
-	if _, err := c.Upsert(ctx, Record{ID: "q", Vector: v, Content: "?"}); err != nil {
+	if _, err := c.Upsert(ctx, mnemo.Record{ID: "q", Vector: v, Content: "?"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, text := range []string{"?", "🙂", "\xff\xfe"} {
-		if hits, err := c.Query(ctx, Query{Text: text}); err != nil || len(hits) != 0 {
+		if hits, err := c.Query(ctx, mnemo.Query{Text: text}); err != nil || len(hits) != 0 {
 			t.Errorf("text %q: %v %v", text, hits, err)
 		}
 	}
-	if _, err := db.CreateCollection(ctx, "bad", CollectionConfig{Dimension: 2, Text: TextConfig{Fields: []string{"a", "a"}}}); err == nil {
+	if _, err := db.CreateCollection(ctx, "bad", mnemo.CollectionConfig{Dimension: 2, Text: mnemo.TextConfig{Fields: []string{"a", "a"}}}); err == nil {
 		t.Error("repeated text field accepted")
 	}
-	if _, err := db.CreateCollection(ctx, "bad", CollectionConfig{Dimension: 2, Text: TextConfig{Analyzer: "v0"}}); err == nil {
+	if _, err := db.CreateCollection(ctx, "bad", mnemo.CollectionConfig{Dimension: 2, Text: mnemo.TextConfig{Analyzer: "v0"}}); err == nil {
 		t.Error("unknown analyzer accepted")
 	}
 	// The same config again returns the collection; another is refused.
-	if _, err := db.CreateCollection(ctx, "t", CollectionConfig{Dimension: 2}); err != nil {
+	if _, err := db.CreateCollection(ctx, "t", mnemo.CollectionConfig{Dimension: 2}); err != nil {
 		t.Error(err)
 	}
-	if _, err := db.CreateCollection(ctx, "t", CollectionConfig{Dimension: 2, Text: TextConfig{Fields: []string{"a"}}}); err == nil {
+	if _, err := db.CreateCollection(ctx, "t", mnemo.CollectionConfig{Dimension: 2, Text: mnemo.TextConfig{Fields: []string{"a"}}}); err == nil {
 		t.Error("other text config accepted for an existing collection")
 	}
 }
@@ -354,13 +356,13 @@ func TestQueryModeErrors(t *testing.T) {
 func TestTextEntriesRebuilt(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	db := mustOpen(t, dir, nil)
-	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 2})
+	c := mustCollection(t, db, "t", mnemo.CollectionConfig{Dimension: 2})
 	docs := map[string]string{}
 	r := rand.New(rand.NewPCG(3, 4))
 	for i := range 50 {
 		id := fmt.Sprint(i)
 		docs[id] = randomText(r)
-		if _, err := c.Upsert(ctx, Record{ID: id, Vector: textVec(r, 2), Content: docs[id]}); err != nil {
+		if _, err := c.Upsert(ctx, mnemo.Record{ID: id, Vector: textVec(r, 2), Content: docs[id]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -415,27 +417,27 @@ func FuzzTextEntry(f *testing.F) {
 	})
 }
 
-// TestNeighbors: a match lifts the records beside it in its own sequence,
+// TestSpread: a match lifts the records beside it in its own sequence,
 // within the filter, and only there.
-func TestNeighbors(t *testing.T) {
+func TestSpread(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 2})
-	var recs []Record
+	c := mustCollection(t, db, "t", mnemo.CollectionConfig{Dimension: 2})
+	var recs []mnemo.Record
 	for _, s := range []string{"a", "b"} {
 		for p := range 5 {
 			content := fmt.Sprintf("turn %d", p)
 			if s == "a" && p == 2 {
 				content = "the zebra answer"
 			}
-			recs = append(recs, Record{ID: fmt.Sprintf("%s%d", s, p), Vector: []float32{1, float32(p)}, Content: content,
+			recs = append(recs, mnemo.Record{ID: fmt.Sprintf("%s%d", s, p), Vector: []float32{1, float32(p)}, Content: content,
 				Metadata: map[string]any{"session": s, "pos": p, "keep": p != 3}})
 		}
 	}
 	if _, err := c.Upsert(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
-	got := func(q Query) map[string]float64 {
+	got := func(q mnemo.Query) map[string]float64 {
 		t.Helper()
 		hits, err := c.Query(ctx, q)
 		if err != nil {
@@ -447,23 +449,23 @@ func TestNeighbors(t *testing.T) {
 		}
 		return m
 	}
-	nb := &Neighbors{Group: "session", Position: "pos", Weight: 0.5}
-	m := got(Query{Text: "zebra", Neighbors: nb})
+	nb := &mnemo.Spread{Group: "session", Position: "pos", Weight: 0.5}
+	m := got(mnemo.Query{Text: "zebra", Spread: nb})
 	if len(m) != 3 || m["a1"] != 0.5*m["a2"] || m["a3"] != 0.5*m["a2"] || m["a2"] <= 0 {
 		t.Fatalf("neighbours of a2: %v", m)
 	}
-	f, _ := ParseFilter(`{"keep": true}`)
-	if m := got(Query{Text: "zebra", Neighbors: nb, Filter: f}); len(m) != 2 || m["a3"] != 0 {
+	f, _ := mnemo.ParseFilter(`{"keep": true}`)
+	if m := got(mnemo.Query{Text: "zebra", Spread: nb, Filter: f}); len(m) != 2 || m["a3"] != 0 {
 		t.Fatalf("with a filter excluding a3: %v", m)
 	}
-	if m := got(Query{Text: "zebra", Neighbors: &Neighbors{Position: "pos", Weight: 0.5, Window: 2}}); len(m) != 9 {
+	if m := got(mnemo.Query{Text: "zebra", Spread: &mnemo.Spread{Position: "pos", Weight: 0.5, Window: 2}}); len(m) != 9 {
 		t.Fatalf("one sequence, window 2: %v", m)
 	}
-	hm := got(Query{Text: "zebra", Vector: []float32{1, 2}, Neighbors: nb, Fusion: Fusion{Method: FusionWeighted}})
+	hm := got(mnemo.Query{Text: "zebra", Vector: []float32{1, 2}, Spread: nb, Fusion: mnemo.Fusion{Method: mnemo.FusionWeighted}})
 	if hm["a1"] == 0 || hm["b1"] != 0 && hm["b1"] >= hm["a1"] {
 		t.Fatalf("hybrid with neighbours: %v", hm)
 	}
-	if _, err := c.Query(ctx, Query{Vector: []float32{1, 0}, Neighbors: nb}); err == nil {
+	if _, err := c.Query(ctx, mnemo.Query{Vector: []float32{1, 0}, Spread: nb}); err == nil {
 		t.Fatal("neighbours accepted in a vector query")
 	}
 }
@@ -474,7 +476,7 @@ func TestNeighbors(t *testing.T) {
 func TestTextBadInput(t *testing.T) {
 	db := mustOpen(t, filepath.Join(t.TempDir(), "db"), nil)
 	defer db.Close()
-	c := mustCollection(t, db, "t", CollectionConfig{Dimension: 2})
+	c := mustCollection(t, db, "t", mnemo.CollectionConfig{Dimension: 2})
 	v := []float32{1, 0}
 	r := rand.New(rand.NewPCG(5, 6))
 	var big strings.Builder
@@ -482,7 +484,7 @@ func TestTextBadInput(t *testing.T) {
 		fmt.Fprintf(&big, "w%x ", r.Uint32())
 	}
 	big.WriteString("needle needle")
-	recs := []Record{
+	recs := []mnemo.Record{
 		{ID: "empty", Vector: v},
 		{ID: "punct", Vector: v, Content: "?!… 🙂"},
 		{ID: "big", Vector: v, Content: big.String()},
@@ -491,15 +493,15 @@ func TestTextBadInput(t *testing.T) {
 	if _, err := c.Upsert(ctx, recs...); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Upsert(ctx, Record{ID: "bad", Vector: v, Content: "bad \xff"}); !errors.Is(err, ErrInvalidRecord) {
+	if _, err := c.Upsert(ctx, mnemo.Record{ID: "bad", Vector: v, Content: "bad \xff"}); !errors.Is(err, mnemo.ErrInvalidRecord) {
 		t.Fatalf("invalid UTF-8 content: %v", err)
 	}
 	st, _ := c.Stats(ctx)
-	if st.TextTerms > MaxTextTerms+40 {
-		t.Fatalf("%d terms indexed; one record adds at most %d", st.TextTerms, MaxTextTerms)
+	if st.TextTerms > mnemo.MaxTextTerms+40 {
+		t.Fatalf("%d terms indexed; one record adds at most %d", st.TextTerms, mnemo.MaxTextTerms)
 	}
 	for q, want := range map[string]string{"needle": "big", "東京": "mixed", "дмитрий": "mixed", "tokyo bayes": "mixed"} {
-		hits, err := c.Query(ctx, Query{Text: q})
+		hits, err := c.Query(ctx, mnemo.Query{Text: q})
 		if err != nil || len(hits) == 0 || hits[0].Record.ID != want {
 			t.Errorf("query %q: %v, %v (want %q first)", q, hits, err, want)
 		}

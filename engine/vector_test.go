@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"errors"
 	"strings"
 	"testing"
@@ -12,20 +14,20 @@ import (
 func TestVectorNormOverflow(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
 	big := vec(3e38, 3e38)
 	tests := []struct {
 		name string
 		call func() error
 	}{
-		{"Upsert", func() error { _, err := c.Upsert(ctx, Record{ID: "x", Vector: big}); return err }},
-		{"Validate", func() error { return c.Validate(Record{ID: "x", Vector: big}) }},
-		{"Query", func() error { _, err := c.Query(ctx, Query{Vector: big, K: 1}); return err }},
+		{"Upsert", func() error { _, err := c.Upsert(ctx, mnemo.Record{ID: "x", Vector: big}); return err }},
+		{"Validate", func() error { return c.Validate(mnemo.Record{ID: "x", Vector: big}) }},
+		{"Query", func() error { _, err := c.Query(ctx, mnemo.Query{Vector: big, K: 1}); return err }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.call()
-			if !errors.Is(err, ErrNormOverflow) || errors.Is(err, ErrZeroVector) || !strings.Contains(err.Error(), "overflows") {
+			if !errors.Is(err, mnemo.ErrNormOverflow) || errors.Is(err, mnemo.ErrZeroVector) || !strings.Contains(err.Error(), "overflows") {
 				t.Fatalf("err = %v, want ErrNormOverflow saying the norm overflows", err)
 			}
 		})
@@ -40,13 +42,13 @@ func TestVectorNormOverflow(t *testing.T) {
 func TestErrorsNameTheRecordTheCallerKnows(t *testing.T) {
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
-	c := mustCollection(t, db, "c", CollectionConfig{Dimension: 2})
-	_, err := c.Upsert(ctx, Record{Vector: []float32{1, 0}}, Record{Vector: []float32{1, 0, 0}})
-	if !errors.Is(err, ErrDimension) || !strings.Contains(err.Error(), "record 1 of the batch") {
+	c := mustCollection(t, db, "c", mnemo.CollectionConfig{Dimension: 2})
+	_, err := c.Upsert(ctx, mnemo.Record{Vector: []float32{1, 0}}, mnemo.Record{Vector: []float32{1, 0, 0}})
+	if !errors.Is(err, mnemo.ErrDimension) || !strings.Contains(err.Error(), "record 1 of the batch") {
 		t.Fatalf("got %v, want a dimension error naming record 1 of the batch", err)
 	}
-	_, err = c.Upsert(ctx, Record{ID: "mine", Vector: []float32{0, 0}})
-	if !errors.Is(err, ErrZeroVector) || !strings.Contains(err.Error(), `record "mine"`) {
+	_, err = c.Upsert(ctx, mnemo.Record{ID: "mine", Vector: []float32{0, 0}})
+	if !errors.Is(err, mnemo.ErrZeroVector) || !strings.Contains(err.Error(), `record "mine"`) {
 		t.Fatalf("got %v, want a zero-vector error naming record \"mine\"", err)
 	}
 	if c.Count() != 0 {

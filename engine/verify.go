@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"github.com/mnemodb/mnemo"
+
 	"context"
 	"fmt"
 	"io"
@@ -98,7 +100,7 @@ func (c *Collection) verifyCheckpointFile(desc *checkpointDesc) string {
 	if err != nil {
 		return fmt.Sprintf("checkpoint %s: %v", desc.File, err)
 	}
-	if idx.Dim() != c.cfg.Dimension || idx.Metric() != c.cfg.Metric {
+	if idx.Dim() != c.cfg.Dimension || idx.Metric() != indexMetric(c.cfg.Metric) {
 		return fmt.Sprintf("checkpoint %s is for dimension %d, %v", desc.File, idx.Dim(), idx.Metric())
 	}
 	if x, ok := idx.(index.Checker); ok {
@@ -148,7 +150,7 @@ func (c *Collection) verifyIndex(ctx context.Context) []string {
 				continue
 			}
 			want := r.Vector
-			if c.cfg.Metric == Cosine {
+			if c.cfg.Metric == mnemo.Cosine {
 				want = append([]float32(nil), want...)
 				simd.Normalize(want)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 )
 
@@ -28,7 +29,7 @@ func FuzzEngineOps(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer func() { db.Close() }()
-		cfg := engine.CollectionConfig{Dimension: 3, Metric: engine.L2, M: 4, EfConstruction: 16}
+		cfg := mnemo.CollectionConfig{Dimension: 3, Metric: mnemo.L2, M: 4, EfConstruction: 16}
 		c, err := db.CreateCollection(ctx, "c", cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -40,7 +41,7 @@ func FuzzEngineOps(f *testing.F) {
 			switch op {
 			case 0, 1:
 				v := []float32{float32(arg%7) - 3, float32(arg/7%5) - 2, float32(id[1]%3) + 0.5}
-				if _, err := c.Upsert(ctx, engine.Record{ID: id, Vector: v, Content: id, Metadata: map[string]any{"a": float64(arg % 3)}}); err != nil {
+				if _, err := c.Upsert(ctx, mnemo.Record{ID: id, Vector: v, Content: id, Metadata: map[string]any{"a": float64(arg % 3)}}); err != nil {
 					t.Fatal(err)
 				}
 				model[id] = v
@@ -82,7 +83,7 @@ func FuzzEngineOps(f *testing.F) {
 
 func checkQuery(t *testing.T, c *engine.Collection, model map[string][]float32, q []float32, k int) {
 	t.Helper()
-	hits, err := c.Query(ctx, engine.Query{Vector: q, K: k, Exact: true})
+	hits, err := c.Query(ctx, mnemo.Query{Vector: q, K: k, Exact: true})
 	if err != nil {
 		t.Fatal(err)
 	}

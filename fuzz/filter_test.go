@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 )
 
 // FuzzFilter parses an arbitrary filter and evaluates it on arbitrary
@@ -35,7 +35,7 @@ func FuzzFilter(f *testing.F) {
 
 // checkFilterText checks ParseFilter on text against the reference.
 func checkFilterText(t *testing.T, text string, meta map[string]any, metaOK bool) {
-	flt, err := engine.ParseFilter(text)
+	flt, err := mnemo.ParseFilter(text)
 	if strings.Trim(text, " \t\r\n") == "" {
 		if err != nil || !flt.IsEmpty() || !flt.Match(meta) {
 			t.Fatalf("ParseFilter(%q) = %v, %v; empty text admits everything", text, flt, err)
@@ -43,7 +43,7 @@ func checkFilterText(t *testing.T, text string, meta map[string]any, metaOK bool
 		return
 	}
 	if err != nil {
-		if !errors.Is(err, engine.ErrBadFilter) {
+		if !errors.Is(err, mnemo.ErrBadFilter) {
 			t.Fatalf("ParseFilter(%q): %v does not wrap ErrBadFilter", text, err)
 		}
 		return
@@ -54,8 +54,8 @@ func checkFilterText(t *testing.T, text string, meta map[string]any, metaOK bool
 	if dec.Decode(&spec) != nil {
 		t.Fatalf("the parser accepted %q, which is not JSON", text)
 	}
-	if depthOver(spec, 1, engine.MaxFilterDepth) {
-		t.Fatalf("the parser accepted %q, nested deeper than %d levels", text, engine.MaxFilterDepth)
+	if depthOver(spec, 1, mnemo.MaxFilterDepth) {
+		t.Fatalf("the parser accepted %q, nested deeper than %d levels", text, mnemo.MaxFilterDepth)
 	}
 	obj, _ := spec.(map[string]any)
 	if metaOK {
@@ -73,15 +73,15 @@ var filterKeys = []string{"$and", "$or", "a", "b", "$eq", "$ne", "$gt", "$gte", 
 func checkFilterValue(t *testing.T, data []byte, meta map[string]any, metaOK bool) {
 	b := builder{data: data, keys: filterKeys}
 	spec := b.object(int(b.byte() % 4))
-	flt, err := engine.NewFilter(spec)
+	flt, err := mnemo.NewFilter(spec)
 	if err != nil {
-		if !errors.Is(err, engine.ErrBadFilter) {
+		if !errors.Is(err, mnemo.ErrBadFilter) {
 			t.Fatalf("NewFilter: %v does not wrap ErrBadFilter", err)
 		}
 		return
 	}
-	if depthOver(spec, 1, engine.MaxFilterDepth) { // also true of a cycle, which cannot be printed
-		t.Fatalf("NewFilter accepted a filter nested deeper than %d levels", engine.MaxFilterDepth)
+	if depthOver(spec, 1, mnemo.MaxFilterDepth) { // also true of a cycle, which cannot be printed
+		t.Fatalf("NewFilter accepted a filter nested deeper than %d levels", mnemo.MaxFilterDepth)
 	}
 	if metaOK {
 		if got, want := flt.Match(meta), refObject(spec, meta); got != want {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 )
 
@@ -34,17 +35,17 @@ func FuzzMetadata(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer func() { db.Close() }()
-		c, err := db.CreateCollection(ctx, "c", engine.CollectionConfig{Dimension: 2})
+		c, err := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
 		old := map[string]any{"old": true}
-		if _, err := c.Upsert(ctx, engine.Record{ID: "keep", Vector: []float32{1, 1}}, engine.Record{ID: "r", Vector: []float32{0, 1}, Metadata: old}); err != nil {
+		if _, err := c.Upsert(ctx, mnemo.Record{ID: "keep", Vector: []float32{1, 1}}, mnemo.Record{ID: "r", Vector: []float32{0, 1}, Metadata: old}); err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.Upsert(ctx, engine.Record{ID: "r", Vector: []float32{1, 0}, Metadata: meta})
+		_, err = c.Upsert(ctx, mnemo.Record{ID: "r", Vector: []float32{1, 0}, Metadata: meta})
 		switch {
-		case err != nil && !errors.Is(err, engine.ErrInvalidRecord):
+		case err != nil && !errors.Is(err, mnemo.ErrInvalidRecord):
 			t.Fatalf("Upsert: %v does not wrap ErrInvalidRecord", err)
 		case err != nil && valid:
 			t.Fatalf("Upsert refused metadata the reference accepts: %v", err)
@@ -91,15 +92,15 @@ func refMetadata(meta map[string]any) (want map[string]any, ok bool) {
 		return nil, true
 	}
 	// Cycles nest without end, so the depth check comes first.
-	if depthOver(meta, 1, engine.MaxMetadataDepth) || !validUTF8(meta) {
+	if depthOver(meta, 1, mnemo.MaxMetadataDepth) || !validUTF8(meta) {
 		return nil, false
 	}
 	b, err := json.Marshal(meta)
-	if err != nil || len(b) > engine.MaxMetadataBytes {
+	if err != nil || len(b) > mnemo.MaxMetadataBytes {
 		return nil, false
 	}
 	// Values of other Go types show their nesting and numbers once encoded.
-	if json.Unmarshal(b, &want) != nil || depthOver(want, 1, engine.MaxMetadataDepth) {
+	if json.Unmarshal(b, &want) != nil || depthOver(want, 1, mnemo.MaxMetadataDepth) {
 		return nil, false
 	}
 	return want, true

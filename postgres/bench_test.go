@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/bench/retrieval"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/internal/vecio"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
@@ -29,7 +29,7 @@ const dataDir = "../../shared/data"
 
 type namedStore struct {
 	name  string
-	store backend.Store
+	store mnemo.Store
 }
 
 // stores returns an on-disk engine database (fsynced writes, as
@@ -43,7 +43,7 @@ func stores(b *testing.B) []namedStore {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	return []namedStore{{"engine", backend.Embedded(db)}, {"postgres", pg}}
+	return []namedStore{{"engine", db.Store()}, {"postgres", pg}}
 }
 
 // loadLoCoMo reads the LoCoMo conversations through bench/retrieval's
@@ -63,15 +63,15 @@ func loadLoCoMo(b *testing.B) ([]retrieval.Turn, []retrieval.Question) {
 	return turns, l.Questions
 }
 
-var modes = []engine.Mode{engine.ModeText, engine.ModeVector, engine.ModeHybrid}
+var modes = []mnemo.Mode{mnemo.ModeText, mnemo.ModeVector, mnemo.ModeHybrid}
 
 // query builds the query of a mode for a text and its vector.
-func query(mode engine.Mode, text string, vec []float32, k int) engine.Query {
-	q := engine.Query{Mode: mode, K: k}
-	if mode != engine.ModeVector {
+func query(mode mnemo.Mode, text string, vec []float32, k int) mnemo.Query {
+	q := mnemo.Query{Mode: mode, K: k}
+	if mode != mnemo.ModeVector {
 		q.Text = text
 	}
-	if mode != engine.ModeText {
+	if mode != mnemo.ModeText {
 		q.Vector = vec
 	}
 	return q
@@ -95,22 +95,22 @@ func BenchmarkLoCoMo(b *testing.B) {
 	for _, ns := range stores(b) {
 		b.Run(ns.name, func(b *testing.B) {
 			for b.Loop() {
-				cols := map[string]backend.Collection{}
-				var recs []engine.Record
+				cols := map[string]mnemo.Collection{}
+				var recs []mnemo.Record
 				var texts []string
 				for _, t := range turns {
 					texts = append(texts, t.Speaker+": "+t.Text)
 				}
 				vecs := mustEmbed(b, emb, texts)
 				for i, t := range turns {
-					recs = append(recs, engine.Record{ID: t.DiaID, Vector: vecs[i], Content: texts[i],
+					recs = append(recs, mnemo.Record{ID: t.DiaID, Vector: vecs[i], Content: texts[i],
 						Metadata: map[string]any{"speaker": t.Speaker, "session": t.Session, "date": t.DateTime}})
 				}
 				for i, t := range turns {
 					c := cols[t.Conv]
 					if c == nil {
 						var err error
-						c, err = ns.store.CreateCollection(ctx, "locomo-"+t.Conv, engine.CollectionConfig{Dimension: emb.Dimension(), Embedder: emb.Identity()})
+						c, err = ns.store.CreateCollection(ctx, "locomo-"+t.Conv, mnemo.CollectionConfig{Dimension: emb.Dimension(), Embedder: emb.Identity()})
 						if err != nil {
 							b.Fatal(err)
 						}
@@ -177,14 +177,14 @@ func BenchmarkCranfield(b *testing.B) {
 	for _, ns := range stores(b) {
 		b.Run(ns.name, func(b *testing.B) {
 			for b.Loop() {
-				c, err := ns.store.CreateCollection(ctx, "cranfield", engine.CollectionConfig{Dimension: emb.Dimension(), Embedder: emb.Identity()})
+				c, err := ns.store.CreateCollection(ctx, "cranfield", mnemo.CollectionConfig{Dimension: emb.Dimension(), Embedder: emb.Identity()})
 				if err != nil {
 					b.Fatal(err)
 				}
 				for i := 0; i < len(docs); i += 100 {
-					var batch []engine.Record
+					var batch []mnemo.Record
 					for j := i; j < min(i+100, len(docs)); j++ {
-						batch = append(batch, engine.Record{ID: ids[j], Vector: vecs[j], Content: docs[j]})
+						batch = append(batch, mnemo.Record{ID: ids[j], Vector: vecs[j], Content: docs[j]})
 					}
 					if _, err := c.Upsert(ctx, batch...); err != nil {
 						b.Fatal(err)
@@ -251,18 +251,18 @@ func BenchmarkLatency(b *testing.B) {
 	qvecs := mustEmbed(b, emb, qtexts)
 	ss := stores(b)
 	for b.Loop() {
-		cols := make([]backend.Collection, len(ss))
+		cols := make([]mnemo.Collection, len(ss))
 		for i, ns := range ss {
-			c, err := ns.store.CreateCollection(ctx, "latency", engine.CollectionConfig{Dimension: emb.Dimension()})
+			c, err := ns.store.CreateCollection(ctx, "latency", mnemo.CollectionConfig{Dimension: emb.Dimension()})
 			if err != nil {
 				b.Fatal(err)
 			}
 			cols[i] = c
 			start := time.Now()
 			for j := 0; j < n; j += 100 {
-				var batch []engine.Record
+				var batch []mnemo.Record
 				for k := j; k < min(j+100, n); k++ {
-					batch = append(batch, engine.Record{ID: fmt.Sprintf("t%06d", k), Vector: vecs[k], Content: texts[k], Metadata: map[string]any{"i": k}})
+					batch = append(batch, mnemo.Record{ID: fmt.Sprintf("t%06d", k), Vector: vecs[k], Content: texts[k], Metadata: map[string]any{"i": k}})
 				}
 				if _, err := c.Upsert(ctx, batch...); err != nil {
 					b.Fatal(err)
@@ -274,7 +274,7 @@ func BenchmarkLatency(b *testing.B) {
 		for j := range 200 {
 			for i, c := range cols {
 				start := time.Now()
-				if _, err := c.Upsert(ctx, engine.Record{ID: fmt.Sprintf("s%04d", j), Vector: vecs[j], Content: texts[j]}); err != nil {
+				if _, err := c.Upsert(ctx, mnemo.Record{ID: fmt.Sprintf("s%04d", j), Vector: vecs[j], Content: texts[j]}); err != nil {
 					b.Fatal(err)
 				}
 				single[i] = append(single[i], time.Since(start))
@@ -329,7 +329,7 @@ func BenchmarkANN(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	cfg := engine.CollectionConfig{Dimension: len(base[0]), M: 16, EfConstruction: 200, Text: engine.TextConfig{Disabled: true}}
+	cfg := mnemo.CollectionConfig{Dimension: len(base[0]), M: 16, EfConstruction: 200, Text: mnemo.TextConfig{Disabled: true}}
 	for _, ns := range stores(b) {
 		b.Run(ns.name, func(b *testing.B) {
 			for b.Loop() {
@@ -339,9 +339,9 @@ func BenchmarkANN(b *testing.B) {
 				}
 				start := time.Now()
 				for i := 0; i < len(base); i += 1000 {
-					var batch []engine.Record
+					var batch []mnemo.Record
 					for j := i; j < min(i+1000, len(base)); j++ {
-						batch = append(batch, engine.Record{ID: strconv.Itoa(j), Vector: base[j]})
+						batch = append(batch, mnemo.Record{ID: strconv.Itoa(j), Vector: base[j]})
 					}
 					if _, err := c.Upsert(ctx, batch...); err != nil {
 						b.Fatal(err)
@@ -352,7 +352,7 @@ func BenchmarkANN(b *testing.B) {
 					found := 0
 					start := time.Now()
 					for qi, q := range queries {
-						hits, err := c.Query(ctx, engine.Query{Vector: q, K: 10, Ef: ef})
+						hits, err := c.Query(ctx, mnemo.Query{Vector: q, K: 10, Ef: ef})
 						if err != nil {
 							b.Fatal(err)
 						}

@@ -10,26 +10,25 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/mnemodb/mnemo"
 	"github.com/pgvector/pgvector-go"
-
-	"github.com/mnemodb/mnemo/engine"
 )
 
 // Collection is one collection of a Store: a table of records with an
 // HNSW index over their vectors and a GIN index over their terms. It
-// implements backend.Collection and is safe for concurrent use by multiple
+// implements mnemo.Collection and is safe for concurrent use by multiple
 // goroutines. It stays valid until the Store is closed or the collection
-// dropped (by any process): then its calls fail with engine.ErrClosed or
-// engine.ErrCollectionNotFound.
+// dropped (by any process): then its calls fail with mnemo.ErrClosed or
+// mnemo.ErrCollectionNotFound.
 type Collection struct {
 	s     *Store
 	name  string
 	id    int64
 	table string
-	cfg   engine.CollectionConfig
+	cfg   mnemo.CollectionConfig
 }
 
-func (s *Store) newCollection(name string, id int64, cfg engine.CollectionConfig) *Collection {
+func (s *Store) newCollection(name string, id int64, cfg mnemo.CollectionConfig) *Collection {
 	return &Collection{s: s, name: name, id: id, table: tableName(id), cfg: cfg.WithDefaults()}
 }
 
@@ -37,7 +36,7 @@ func (s *Store) newCollection(name string, id int64, cfg engine.CollectionConfig
 func (c *Collection) Name() string { return c.name }
 
 // Config returns the collection's config, defaults applied.
-func (c *Collection) Config() engine.CollectionConfig { return c.cfg }
+func (c *Collection) Config() mnemo.CollectionConfig { return c.cfg }
 
 // row is a record as written to the table.
 type row struct {
@@ -55,7 +54,7 @@ type row struct {
 // an empty ID get a new UUID v4 (assigned before the first attempt, so a
 // retry after a lost connection writes the same records). The records are
 // checked as the engine checks them; the caller may reuse them.
-func (c *Collection) Upsert(ctx context.Context, records ...engine.Record) ([]string, error) {
+func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]string, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return nil, err
 	}
@@ -67,19 +66,19 @@ func (c *Collection) Upsert(ctx context.Context, records ...engine.Record) ([]st
 	seen := make(map[string]bool, len(records))
 	size := 0
 	for i, r := range records {
-		meta, err := engine.CheckRecord(c.cfg, i, r)
+		meta, err := mnemo.CheckRecord(c.cfg, i, r)
 		if err != nil {
 			return nil, err
 		}
-		if size += engine.RecordBytes(r, meta); size > engine.MaxBatchBytes {
-			return nil, engine.BatchTooLarge(len(records), i)
+		if size += mnemo.RecordBytes(r, meta); size > mnemo.MaxBatchBytes {
+			return nil, mnemo.BatchTooLarge(len(records), i)
 		}
 		if r.ID == "" {
 			r.ID = uuid.NewString()
 		}
 		ids[i] = r.ID
 		if seen[r.ID] {
-			return nil, fmt.Errorf("%w: id %q appears twice in one batch", engine.ErrInvalidRecord, r.ID)
+			return nil, fmt.Errorf("%w: id %q appears twice in one batch", mnemo.ErrInvalidRecord, r.ID)
 		}
 		seen[r.ID] = true
 		if rows[i], err = c.row(i, r, meta); err != nil {
@@ -104,9 +103,9 @@ func (c *Collection) Upsert(ctx context.Context, records ...engine.Record) ([]st
 }
 
 // row prepares record i (checked, with its metadata JSON) for the table.
-func (c *Collection) row(i int, r engine.Record, meta []byte) (row, error) {
+func (c *Collection) row(i int, r mnemo.Record, meta []byte) (row, error) {
 	if strings.ContainsRune(r.Content, 0) || strings.Contains(string(meta), `\u0000`) && hasNUL(meta) {
-		return row{}, fmt.Errorf("%w: %w: record %q: PostgreSQL text cannot hold U+0000", engine.ErrInvalidRecord, ErrUnsupported, r.ID)
+		return row{}, fmt.Errorf("%w: %w: record %q: PostgreSQL text cannot hold U+0000", mnemo.ErrInvalidRecord, ErrUnsupported, r.ID)
 	}
 	out := row{id: r.ID, vec: pgvector.NewVector(r.Vector), text: r.Content}
 	var stored map[string]any
@@ -115,11 +114,11 @@ func (c *Collection) row(i int, r engine.Record, meta []byte) (row, error) {
 		out.meta = &js
 		if len(c.cfg.Text.Fields) > 0 {
 			if err := json.Unmarshal(meta, &stored); err != nil {
-				return row{}, fmt.Errorf("%w: record %d: metadata: %v", engine.ErrInvalidRecord, i, err)
+				return row{}, fmt.Errorf("%w: record %d: metadata: %v", mnemo.ErrInvalidRecord, i, err)
 			}
 		}
 	}
-	terms, freqs, length := engine.TextTerms(c.cfg, r.Content, stored)
+	terms, freqs, length := mnemo.TextTerms(c.cfg, r.Content, stored)
 	out.terms, out.length = terms, int32(length)
 	if out.terms == nil {
 		out.terms = []string{}
@@ -161,7 +160,7 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 		return 0, err
 	}
 	for _, id := range ids {
-		if err := engine.CheckID(id); err != nil {
+		if err := mnemo.CheckID(id); err != nil {
 			return 0, err
 		}
 	}
@@ -180,17 +179,17 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 }
 
 // Get returns the record with the given ID and whether it exists.
-func (c *Collection) Get(ctx context.Context, id string) (engine.Record, bool, error) {
+func (c *Collection) Get(ctx context.Context, id string) (mnemo.Record, bool, error) {
 	if err := c.s.enter(ctx); err != nil {
-		return engine.Record{}, false, err
+		return mnemo.Record{}, false, err
 	}
-	if err := engine.CheckID(id); err != nil {
-		return engine.Record{}, false, err
+	if err := mnemo.CheckID(id); err != nil {
+		return mnemo.Record{}, false, err
 	}
 	if !storable(id) { // never stored: Upsert refuses it
-		return engine.Record{}, false, nil
+		return mnemo.Record{}, false, nil
 	}
-	var rec engine.Record
+	var rec mnemo.Record
 	found := false
 	err := c.s.do(ctx, func(ctx context.Context) error {
 		rows, err := c.s.pool.Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE id = $1`, id)
@@ -214,12 +213,12 @@ func (c *Collection) Get(ctx context.Context, id string) (engine.Record, bool, e
 // starting after the ID after ("" starts at the beginning), and the ID to
 // pass as after to continue ("" when there is nothing more). Each page is
 // one consistent snapshot; pages are not a snapshot together.
-func (c *Collection) Scan(ctx context.Context, after string, limit int) ([]engine.Record, string, error) {
+func (c *Collection) Scan(ctx context.Context, after string, limit int) ([]mnemo.Record, string, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return nil, "", err
 	}
 	if limit <= 0 {
-		return nil, "", fmt.Errorf("%w: limit %d, want > 0", engine.ErrBadQuery, limit)
+		return nil, "", fmt.Errorf("%w: limit %d, want > 0", mnemo.ErrBadQuery, limit)
 	}
 	// Byte order is the order of COLLATE "C" over UTF-8, and of bytea: an
 	// after that text cannot hold is compared as bytes (an exact scan).
@@ -227,7 +226,7 @@ func (c *Collection) Scan(ctx context.Context, after string, limit int) ([]engin
 	if !storable(after) {
 		where, arg = `convert_to(id, 'UTF8') > $1`, []byte(after)
 	}
-	var page []engine.Record
+	var page []mnemo.Record
 	err := c.s.do(ctx, func(ctx context.Context) error {
 		rows, err := c.s.pool.Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE `+where+` ORDER BY id LIMIT $2`, arg, int64(limit)+1)
 		if err != nil {
@@ -259,9 +258,9 @@ func (c *Collection) Count(ctx context.Context) (int, error) {
 }
 
 // collectRecords reads rows of (id, embedding, content, metadata).
-func collectRecords(rows pgx.Rows) ([]engine.Record, error) {
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Record, error) {
-		var rec engine.Record
+func collectRecords(rows pgx.Rows) ([]mnemo.Record, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (mnemo.Record, error) {
+		var rec mnemo.Record
 		var vec pgvector.Vector
 		var meta []byte
 		if err := r.Scan(&rec.ID, &vec, &rec.Content, &meta); err != nil {

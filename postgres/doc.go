@@ -1,13 +1,13 @@
 // Package postgres stores mnemo collections in PostgreSQL with the
 // pgvector extension, behind the same interface as the embedded engine
-// (backend.Store), so that several processes on several machines can
+// (mnemo.Store), so that several processes on several machines can
 // share one agent memory. It uses pgx and needs no cgo.
 //
 //	store, err := postgres.Open(ctx, "postgres://user@host/db", nil)
 //	defer store.Close()
-//	notes, err := store.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 384})
-//	ids, err := notes.Upsert(ctx, engine.Record{Vector: v, Content: "Paul works at Google"})
-//	hits, err := notes.Query(ctx, engine.Query{Vector: q, Text: "where does Paul work", K: 5})
+//	notes, err := store.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 384})
+//	ids, err := notes.Upsert(ctx, mnemo.Record{Vector: v, Content: "Paul works at Google"})
+//	hits, err := notes.Query(ctx, mnemo.Query{Vector: q, Text: "where does Paul work", K: 5})
 //
 // # Schema
 //
@@ -41,19 +41,19 @@
 //
 // # Semantics
 //
-// Every check is the engine's (engine.CheckRecord, CheckQuery, ...), so the
+// Every check is the engine's (mnemo.CheckRecord, CheckQuery, ...), so the
 // same bad record, query or filter is refused with the same sentinel
 // error. Distances have the engine's meaning: cosine distance in [0, 2],
 // the negative inner product, or the squared L2 distance; similarities are
-// engine.Similarity of them. Metadata filters are translated into SQL over
+// mnemo.Similarity of them. Metadata filters are translated into SQL over
 // the jsonb column with the evaluator's semantics (type mismatches are
 // false, $ne and $nin admit absent fields, strings compare byte-wise,
 // numbers as float64), every value and field name a bound parameter. Text
-// is analyzed by the engine's analyzer (package engine/analysis) in the
+// is analyzed by the engine's analyzer (package analysis) in the
 // client, and ranked by the engine's BM25 formula computed in SQL over the
 // stored term frequencies, so both backends tokenize and score alike.
-// Hybrid queries fuse the two sides with engine.FuseScores and rank them
-// with engine.SortHits. A vector or text side orders equal scores by
+// Hybrid queries fuse the two sides with mnemo.FuseScores and rank them
+// with mnemo.SortHits. A vector or text side orders equal scores by
 // record ID, byte-wise, and when more records tie than it has places
 // keeps the smallest IDs (the HNSW index returns an arbitrary part of a
 // tie, so a tie at the K-th place is read again exactly); equal fused
@@ -65,8 +65,8 @@
 //
 // Differences from the engine: PostgreSQL text cannot hold U+0000, so a
 // record whose content or metadata contains it is refused
-// (engine.ErrInvalidRecord wrapped with ErrUnsupported); pgvector indexes
-// at most 2000 dimensions (larger collections need engine.Flat) and
+// (mnemo.ErrInvalidRecord wrapped with ErrUnsupported); pgvector indexes
+// at most 2000 dimensions (larger collections need mnemo.Flat) and
 // holds at most 16000.
 //
 // # Durability and failures

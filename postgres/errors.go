@@ -3,8 +3,8 @@ package postgres
 import "errors"
 
 // Sentinel errors, matched with errors.Is. Bad records, filters, queries
-// and configs get the engine's own sentinels (engine.ErrDimension,
-// engine.ErrBadFilter, ...), so that callers match them the same way
+// and configs get the engine's own sentinels (mnemo.ErrDimension,
+// mnemo.ErrBadFilter, ...), so that callers match them the same way
 // whichever backend they use.
 var (
 	// ErrUnavailable reports a call that failed because the server could
@@ -19,7 +19,7 @@ var (
 	ErrSchema = errors.New("postgres: unsupported schema")
 	// ErrUnsupported reports a record or config that PostgreSQL cannot
 	// hold though the engine can: text containing U+0000 (refused as
-	// engine.ErrInvalidRecord too), or more dimensions than pgvector
-	// indexes (refused as engine.ErrInvalidConfig too).
+	// mnemo.ErrInvalidRecord too), or more dimensions than pgvector
+	// indexes (refused as mnemo.ErrInvalidConfig too).
 	ErrUnsupported = errors.New("postgres: not supported by PostgreSQL")
 )

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/toolmem"
 	"github.com/mnemodb/mnemo/postgres"
 )
@@ -29,12 +29,12 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println("stored", id)
-	notes, err := store.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 3})
+	notes, err := store.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 3})
 	if err != nil {
 		panic(err)
 	}
-	f, _ := engine.ParseFilter(`{"source": "chat"}`)
-	hits, err := notes.Query(ctx, engine.Query{Vector: []float32{1, 0, 0}, Text: "Paris", K: 5, Filter: f})
+	f, _ := mnemo.ParseFilter(`{"source": "chat"}`)
+	hits, err := notes.Query(ctx, mnemo.Query{Vector: []float32{1, 0, 0}, Text: "Paris", K: 5, Filter: f})
 	if err != nil {
 		panic(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 )
 
 // sqlBuilder writes a statement and collects its parameters: every value
@@ -29,9 +29,9 @@ func (b *sqlBuilder) write(parts ...string) {
 func (b *sqlBuilder) String() string { return b.sb.String() }
 
 // filterSQL writes the condition that f admits, over the jsonb column
-// col, with the engine's semantics (see engine.FilterNode). Every leaf is
+// col, with the engine's semantics (see mnemo.FilterNode). Every leaf is
 // true or false, never NULL, so that NOT keeps its meaning.
-func filterSQL(b *sqlBuilder, col string, f *engine.Filter) {
+func filterSQL(b *sqlBuilder, col string, f *mnemo.Filter) {
 	n, ok := f.Tree()
 	if !ok {
 		b.write("true")
@@ -40,11 +40,11 @@ func filterSQL(b *sqlBuilder, col string, f *engine.Filter) {
 	nodeSQL(b, col, n)
 }
 
-func nodeSQL(b *sqlBuilder, col string, n engine.FilterNode) {
+func nodeSQL(b *sqlBuilder, col string, n mnemo.FilterNode) {
 	switch n.Op {
-	case engine.FilterAnd, engine.FilterOr:
+	case mnemo.FilterAnd, mnemo.FilterOr:
 		sep := " AND "
-		if n.Op == engine.FilterOr {
+		if n.Op == mnemo.FilterOr {
 			sep = " OR "
 		}
 		b.write("(")
@@ -55,19 +55,19 @@ func nodeSQL(b *sqlBuilder, col string, n engine.FilterNode) {
 			nodeSQL(b, col, k)
 		}
 		b.write(")")
-	case engine.FilterEq:
+	case mnemo.FilterEq:
 		eqSQL(b, col, n.Field, []any{n.Value})
-	case engine.FilterNe:
+	case mnemo.FilterNe:
 		b.write("NOT ")
 		eqSQL(b, col, n.Field, []any{n.Value})
-	case engine.FilterIn:
+	case mnemo.FilterIn:
 		eqSQL(b, col, n.Field, n.Values)
-	case engine.FilterNin:
+	case mnemo.FilterNin:
 		b.write("NOT ")
 		eqSQL(b, col, n.Field, n.Values)
-	case engine.FilterGt, engine.FilterGte, engine.FilterLt, engine.FilterLte:
+	case mnemo.FilterGt, mnemo.FilterGte, mnemo.FilterLt, mnemo.FilterLte:
 		cmpSQL(b, col, n)
-	case engine.FilterExists:
+	case mnemo.FilterExists:
 		if n.Value != true {
 			b.write("NOT ")
 		}
@@ -121,8 +121,8 @@ func eqSQL(b *sqlBuilder, col, field string, vals []any) {
 
 // cmpSQL writes an ordering comparison: numbers as float8, strings
 // byte-wise (COLLATE "C"), false for a field of another type.
-func cmpSQL(b *sqlBuilder, col string, n engine.FilterNode) {
-	op := map[engine.FilterOp]string{engine.FilterGt: ">", engine.FilterGte: ">=", engine.FilterLt: "<", engine.FilterLte: "<="}[n.Op]
+func cmpSQL(b *sqlBuilder, col string, n mnemo.FilterNode) {
+	op := map[mnemo.FilterOp]string{mnemo.FilterGt: ">", mnemo.FilterGte: ">=", mnemo.FilterLt: "<", mnemo.FilterLte: "<="}[n.Op]
 	f := b.arg(n.Field) + "::text"
 	switch v := n.Value.(type) {
 	case float64:

@@ -8,9 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 )
 
 // Locks.
@@ -27,7 +25,7 @@ import (
 // When the server ends that connection (a restart, an idle timeout, an
 // administrator's pg_terminate_backend), every lock on it is gone, and
 // another Store may take them. Lock.Check tells: it asks the server on
-// the lock connection, and fails with backend.ErrLockLost once the
+// the lock connection, and fails with mnemo.ErrLockLost once the
 // connection the lock was taken on is gone, even after the Store has
 // connected again for new locks.
 
@@ -59,22 +57,22 @@ type lockConn struct {
 // server-side advisory lock, so every Store on the same database and
 // schema, in this process or any other, sees it. While another Store
 // holds it, or this one does, TryLock fails with an error wrapping
-// backend.ErrLocked that names the holder's server process. A name that
-// is not UTF-8 or holds U+0000 is engine.ErrInvalidConfig. The lock holds
+// mnemo.ErrLockHeld that names the holder's server process. A name that
+// is not UTF-8 or holds U+0000 is mnemo.ErrInvalidConfig. The lock holds
 // until Unlock, Close, or the end of the Store's lock connection (see
 // Lock.Check).
-func (s *Store) TryLock(ctx context.Context, name string) (backend.Lock, error) {
+func (s *Store) TryLock(ctx context.Context, name string) (mnemo.Lock, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
 	if !storable(name) || !utf8.ValidString(name) {
-		return nil, fmt.Errorf("%w: lock name %q: want UTF-8 without U+0000", engine.ErrInvalidConfig, name)
+		return nil, fmt.Errorf("%w: lock name %q: want UTF-8 without U+0000", mnemo.ErrInvalidConfig, name)
 	}
 	lc := &s.locks
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if lc.held[name] {
-		return nil, fmt.Errorf("%w: %q is held by another handle on this Store", backend.ErrLocked, name)
+		return nil, fmt.Errorf("%w: %q is held by another handle on this Store", mnemo.ErrLockHeld, name)
 	}
 	var key int64
 	err := s.do(ctx, func(ctx context.Context) error {
@@ -108,7 +106,7 @@ func (s *Store) TryLock(ctx context.Context, name string) (backend.Lock, error) 
 	if s.closed.Load() { // closed meanwhile: Close may not have seen this lock
 		lc.conn.Close(context.Background())
 		lc.conn = nil
-		return nil, engine.ErrClosed
+		return nil, mnemo.ErrClosed
 	}
 	lc.held[name] = true
 	return &lock{s: s, name: name, key: key, gen: lc.gen}, nil
@@ -121,12 +119,12 @@ func holderError(ctx context.Context, conn *pgx.Conn, name string, key int64) er
 	if err := conn.QueryRow(ctx, holderSQL, key).Scan(&pid, &app, &addr); err != nil {
 		// Released between the two statements, or not visible to this
 		// role: still locked as far as this attempt knows.
-		return fmt.Errorf("%w: %q", backend.ErrLocked, name)
+		return fmt.Errorf("%w: %q", mnemo.ErrLockHeld, name)
 	}
 	if app != "" {
 		app = ", application " + app
 	}
-	return fmt.Errorf("%w: %q is held by server process %d (client %s%s)", backend.ErrLocked, name, pid, addr, app)
+	return fmt.Errorf("%w: %q is held by server process %d (client %s%s)", mnemo.ErrLockHeld, name, pid, addr, app)
 }
 
 // lock is an advisory lock held on the Store's lock connection number gen.
@@ -146,7 +144,7 @@ func (l *lock) current() bool {
 }
 
 // Check reports whether the lock is still held: nil when the server
-// answers on the connection it was taken on, backend.ErrLockLost when
+// answers on the connection it was taken on, mnemo.ErrLockLost when
 // that connection has ended (and the server released the lock with it),
 // or the error of a server that did not answer.
 func (l *lock) Check(ctx context.Context) error {
@@ -154,11 +152,11 @@ func (l *lock) Check(ctx context.Context) error {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if !l.current() {
-		return fmt.Errorf("%w: %q (its connection to the server ended)", backend.ErrLockLost, l.name)
+		return fmt.Errorf("%w: %q (its connection to the server ended)", mnemo.ErrLockLost, l.name)
 	}
 	if _, err := lc.conn.Exec(ctx, `SELECT 1`); err != nil {
 		if lc.conn.IsClosed() {
-			return fmt.Errorf("%w: %q (its connection to the server ended: %v)", backend.ErrLockLost, l.name, err)
+			return fmt.Errorf("%w: %q (its connection to the server ended: %v)", mnemo.ErrLockLost, l.name, err)
 		}
 		return fmt.Errorf("postgres: check lock %q: %w", l.name, err)
 	}
@@ -211,4 +209,4 @@ func (s *Store) releaseLocks() {
 	lc.gen++
 }
 
-var _ backend.Locker = (*Store)(nil)
+var _ mnemo.Locker = (*Store)(nil)

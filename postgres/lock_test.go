@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 )
 
 // schemaDSN makes a schema on the test server (MNEMO_PG_DSN; the test
@@ -92,7 +91,7 @@ func TestLockLost(t *testing.T) {
 	if _, err := b.pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Check(ctx); !errors.Is(err, backend.ErrLockLost) {
+	if err := l.Check(ctx); !errors.Is(err, mnemo.ErrLockLost) {
 		t.Fatalf("Check after the server ended the lock's connection: %v, want ErrLockLost", err)
 	}
 	lb, err := b.TryLock(ctx, "session")
@@ -102,7 +101,7 @@ func TestLockLost(t *testing.T) {
 	if _, err := a.TryLock(ctx, "other"); err != nil {
 		t.Fatalf("a new lock on the first Store: %v", err)
 	}
-	if err := l.Check(ctx); !errors.Is(err, backend.ErrLockLost) {
+	if err := l.Check(ctx); !errors.Is(err, mnemo.ErrLockLost) {
 		t.Fatalf("the lost lock after the Store connected again: %v, want ErrLockLost", err)
 	}
 	lb.Unlock()
@@ -119,7 +118,7 @@ func TestLockReleasedAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: %v", i, err)
 		}
-		if _, err := a.TryLock(ctx, "s"); !errors.Is(err, backend.ErrLocked) {
+		if _, err := a.TryLock(ctx, "s"); !errors.Is(err, mnemo.ErrLockHeld) {
 			t.Fatalf("the same Store again: %v, want ErrLocked", err)
 		}
 		if err := l.Unlock(); err != nil {
@@ -142,7 +141,7 @@ func TestManyLocksOneConnection(t *testing.T) {
 	if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()`).Scan(&before); err != nil {
 		t.Fatal(err)
 	}
-	var locks []backend.Lock
+	var locks []mnemo.Lock
 	for i := range 300 {
 		l, err := a.TryLock(ctx, fmt.Sprint("session-", i))
 		if err != nil {
@@ -182,7 +181,7 @@ func TestCloseKeepsLocksUntilDrained(t *testing.T) {
 		}
 		close(started)
 		conn.Exec(ctx, `SELECT pg_sleep(0.5)`)
-		if _, err := b.TryLock(ctx, "s"); !errors.Is(err, backend.ErrLocked) {
+		if _, err := b.TryLock(ctx, "s"); !errors.Is(err, mnemo.ErrLockHeld) {
 			t.Errorf("TryLock while the holder's last call is in flight: %v, want ErrLocked", err)
 		}
 		conn.Release()

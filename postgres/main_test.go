@@ -13,9 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
-	"github.com/mnemodb/mnemo/memory/backend/backendtest"
+	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/mnemotest"
 	"github.com/mnemodb/mnemo/postgres"
 )
 
@@ -87,12 +86,12 @@ func openFresh(t testing.TB) *postgres.Store {
 
 func TestConformance(t *testing.T) {
 	serverDSN(t)
-	backendtest.Run(t, func(t *testing.T) backend.Store { return openFresh(t) })
+	mnemotest.Run(t, func(t *testing.T) mnemo.Store { return openFresh(t) })
 }
 
 func TestConformanceShared(t *testing.T) {
 	serverDSN(t)
-	backendtest.RunShared(t, func(t *testing.T) (backend.Store, backend.Store) {
+	mnemotest.RunShared(t, func(t *testing.T) (mnemo.Store, mnemo.Store) {
 		dsn := freshDSN(t)
 		a, err := postgres.Open(context.Background(), dsn, nil)
 		if err != nil {
@@ -125,11 +124,11 @@ func TestLockReleasedOnClose(t *testing.T) {
 	if _, err := a.TryLock(ctx, "session"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.TryLock(ctx, "session"); !errors.Is(err, backend.ErrLocked) || !strings.Contains(err.Error(), "server process") {
+	if _, err := b.TryLock(ctx, "session"); !errors.Is(err, mnemo.ErrLockHeld) || !strings.Contains(err.Error(), "server process") {
 		t.Fatalf("TryLock of a held lock: %v, want ErrLocked naming the holder", err)
 	}
 	a.Close()
-	var l backend.Lock
+	var l mnemo.Lock
 	for try := 0; try < 100; try++ { // the server drops the locks once it sees the connection close
 		if l, err = b.TryLock(ctx, "session"); err == nil {
 			break
@@ -140,7 +139,7 @@ func TestLockReleasedOnClose(t *testing.T) {
 		t.Fatalf("TryLock after the holder's Close: %v", err)
 	}
 	l.Unlock()
-	if _, err := a.TryLock(ctx, "other"); !errors.Is(err, engine.ErrClosed) {
+	if _, err := a.TryLock(ctx, "other"); !errors.Is(err, mnemo.ErrClosed) {
 		t.Fatalf("TryLock on a closed Store: %v, want ErrClosed", err)
 	}
 }

@@ -4,19 +4,18 @@ import (
 	"context"
 	"math"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/pgvector/pgvector-go"
-
-	"github.com/mnemodb/mnemo/engine"
 )
 
-// spread applies q.Neighbors to scored hits as the engine does: a
+// spread applies q.Spread to scored hits as the engine does: a
 // candidate at integer position p of group g adds Weight times its score
 // to the records of group g at positions p-Window..p+Window (other than
 // p) that the filter admits, which join the hits when they were not among
 // them. The neighbours are read in one query (positions and group texts
 // narrow it; the exact group comparison is made here).
-func (c *Collection) spread(ctx context.Context, q engine.Query, hits []engine.Hit) ([]engine.Hit, error) {
-	nb := q.Neighbors
+func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit) ([]mnemo.Hit, error) {
+	nb := q.Spread
 	w := max(nb.Window, 1)
 	type source struct {
 		group any
@@ -80,7 +79,7 @@ func (c *Collection) spread(ctx context.Context, q engine.Query, hits []engine.H
 	}
 	b.write(" AND ")
 	filterSQL(&b, "t.metadata", q.Filter)
-	var rows []engine.Hit
+	var rows []mnemo.Hit
 	err := c.s.do(ctx, func(ctx context.Context) error {
 		r, err := c.s.pool.Query(ctx, b.String(), b.args...)
 		if err != nil {

@@ -17,7 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/postgres"
 )
 
@@ -25,39 +25,39 @@ func TestUnsupportedText(t *testing.T) {
 	s := openFresh(t)
 	defer s.Close()
 	ctx := context.Background()
-	c, err := s.CreateCollection(ctx, "nul", engine.CollectionConfig{Dimension: 2})
+	c, err := s.CreateCollection(ctx, "nul", mnemo.CollectionConfig{Dimension: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []engine.Record{
+	for _, r := range []mnemo.Record{
 		{ID: "c", Vector: []float32{1, 0}, Content: "a\x00b"},
 		{ID: "m", Vector: []float32{1, 0}, Metadata: map[string]any{"k": "a\x00b"}},
 		{ID: "k", Vector: []float32{1, 0}, Metadata: map[string]any{"a\x00": 1}},
 	} {
 		_, err := c.Upsert(ctx, r)
-		if !errors.Is(err, engine.ErrInvalidRecord) || !errors.Is(err, postgres.ErrUnsupported) {
+		if !errors.Is(err, mnemo.ErrInvalidRecord) || !errors.Is(err, postgres.ErrUnsupported) {
 			t.Errorf("Upsert(%q): %v, want ErrInvalidRecord and ErrUnsupported", r.ID, err)
 		}
 	}
 	// An escaped backslash before "u0000" is not a NUL.
-	if _, err := c.Upsert(ctx, engine.Record{ID: "ok", Vector: []float32{1, 0}, Content: `\u0000`, Metadata: map[string]any{"k": `\u0000`}}); err != nil {
+	if _, err := c.Upsert(ctx, mnemo.Record{ID: "ok", Vector: []float32{1, 0}, Content: `\u0000`, Metadata: map[string]any{"k": `\u0000`}}); err != nil {
 		t.Fatalf("a literal backslash-u0000: %v", err)
 	}
-	for _, cfg := range []engine.CollectionConfig{{Dimension: 2001}, {Dimension: 16001, Index: engine.Flat}} {
-		if _, err := s.CreateCollection(ctx, "big", cfg); !errors.Is(err, engine.ErrInvalidConfig) || !errors.Is(err, postgres.ErrUnsupported) {
+	for _, cfg := range []mnemo.CollectionConfig{{Dimension: 2001}, {Dimension: 16001, Index: mnemo.Flat}} {
+		if _, err := s.CreateCollection(ctx, "big", cfg); !errors.Is(err, mnemo.ErrInvalidConfig) || !errors.Is(err, postgres.ErrUnsupported) {
 			t.Errorf("CreateCollection(%+v): %v, want ErrInvalidConfig and ErrUnsupported", cfg, err)
 		}
 	}
-	flat, err := s.CreateCollection(ctx, "flat", engine.CollectionConfig{Dimension: 3000, Index: engine.Flat})
+	flat, err := s.CreateCollection(ctx, "flat", mnemo.CollectionConfig{Dimension: 3000, Index: mnemo.Flat})
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := make([]float32, 3000)
 	v[0] = 1
-	if _, err := flat.Upsert(ctx, engine.Record{ID: "a", Vector: v}); err != nil {
+	if _, err := flat.Upsert(ctx, mnemo.Record{ID: "a", Vector: v}); err != nil {
 		t.Fatal(err)
 	}
-	if hits, err := flat.Query(ctx, engine.Query{Vector: v}); err != nil || len(hits) != 1 {
+	if hits, err := flat.Query(ctx, mnemo.Query{Vector: v}); err != nil || len(hits) != 1 {
 		t.Fatalf("flat query: %v, %v", hits, err)
 	}
 }
@@ -83,10 +83,10 @@ func TestSchemaVersion(t *testing.T) {
 	if _, err := postgres.Open(ctx, dsn, nil); !errors.Is(err, postgres.ErrSchema) {
 		t.Fatalf("Open of a newer schema: %v, want ErrSchema", err)
 	}
-	if _, err := postgres.Open(ctx, "postgres://%zz", nil); !errors.Is(err, engine.ErrInvalidConfig) {
+	if _, err := postgres.Open(ctx, "postgres://%zz", nil); !errors.Is(err, mnemo.ErrInvalidConfig) {
 		t.Fatalf("Open of a malformed DSN: %v, want ErrInvalidConfig", err)
 	}
-	if _, err := postgres.Open(ctx, dsn, &postgres.Options{MaxConns: -1}); !errors.Is(err, engine.ErrInvalidConfig) {
+	if _, err := postgres.Open(ctx, dsn, &postgres.Options{MaxConns: -1}); !errors.Is(err, mnemo.ErrInvalidConfig) {
 		t.Fatalf("Open with MaxConns -1: %v, want ErrInvalidConfig", err)
 	}
 }
@@ -94,15 +94,15 @@ func TestSchemaVersion(t *testing.T) {
 func TestClosed(t *testing.T) {
 	s := openFresh(t)
 	ctx := context.Background()
-	c, err := s.CreateCollection(ctx, "c", engine.CollectionConfig{Dimension: 2})
+	c, err := s.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := c.Upsert(ctx, engine.Record{ID: "a", Vector: []float32{1, 0}}); !errors.Is(err, engine.ErrClosed) {
+	if _, err := c.Upsert(ctx, mnemo.Record{ID: "a", Vector: []float32{1, 0}}); !errors.Is(err, mnemo.ErrClosed) {
 		t.Fatalf("Upsert after Close: %v, want ErrClosed", err)
 	}
-	if _, err := s.Collections(ctx); !errors.Is(err, engine.ErrClosed) {
+	if _, err := s.Collections(ctx); !errors.Is(err, mnemo.ErrClosed) {
 		t.Fatalf("Collections after Close: %v, want ErrClosed", err)
 	}
 }
@@ -128,12 +128,12 @@ func writer(dsn string, n int) error {
 		return err
 	}
 	defer s.Close()
-	c, err := s.CreateCollection(ctx, "shared", engine.CollectionConfig{Dimension: 4})
+	c, err := s.CreateCollection(ctx, "shared", mnemo.CollectionConfig{Dimension: 4})
 	if err != nil {
 		return err
 	}
 	for i := 0; i < n; i += 5 {
-		var batch []engine.Record
+		var batch []mnemo.Record
 		for j := i; j < i+5; j++ {
 			batch = append(batch, sharedRecord(j))
 		}
@@ -145,8 +145,8 @@ func writer(dsn string, n int) error {
 	return nil
 }
 
-func sharedRecord(i int) engine.Record {
-	return engine.Record{
+func sharedRecord(i int) mnemo.Record {
+	return mnemo.Record{
 		ID:       fmt.Sprintf("rec-%05d", i),
 		Vector:   []float32{1, float32(i % 7), float32(i % 11), float32(i)},
 		Content:  fmt.Sprintf("memory number w%dw", i),
@@ -197,8 +197,8 @@ func TestTwoProcesses(t *testing.T) {
 			if err != nil || !ok || rec.Content != want.Content {
 				t.Fatalf("record %d acknowledged by the writer: Get = %v, %v", i, ok, err)
 			}
-			f, _ := engine.NewFilter(map[string]any{"n": i})
-			hits, err := c.Query(ctx, engine.Query{Vector: want.Vector, Text: fmt.Sprintf("w%dw", i), K: 1, Filter: f})
+			f, _ := mnemo.NewFilter(map[string]any{"n": i})
+			hits, err := c.Query(ctx, mnemo.Query{Vector: want.Vector, Text: fmt.Sprintf("w%dw", i), K: 1, Filter: f})
 			if err != nil || len(hits) != 1 || hits[0].Record.ID != want.ID || hits[0].VectorRank != 1 || hits[0].TextRank != 1 {
 				t.Fatalf("record %d: hybrid search = %+v, %v", i, hits, err)
 			}
@@ -242,7 +242,7 @@ func TestOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c, err := s.CreateCollection(ctx, "outage", engine.CollectionConfig{Dimension: 4})
+	c, err := s.CreateCollection(ctx, "outage", mnemo.CollectionConfig{Dimension: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

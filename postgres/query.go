@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/engine/analysis"
+	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/analysis"
 )
 
 // maxEfSearch is the largest hnsw.ef_search pgvector takes.
@@ -20,8 +20,8 @@ const maxEfSearch = 1000
 
 // Query answers a vector, text or hybrid query with the engine's
 // semantics (see engine.Collection.Query and the package doc): the same
-// checks, the same scores and ranks, hybrid fusion by engine.FuseScores
-// and engine.SortHits. Each side orders equal scores by record ID.
+// checks, the same scores and ranks, hybrid fusion by mnemo.FuseScores
+// and mnemo.SortHits. Each side orders equal scores by record ID.
 //
 // A vector query runs the HNSW index for K+1 records with hnsw.ef_search
 // set to max(Ef or the collection's EfSearch, K+1) (at most 1000) and
@@ -31,62 +31,62 @@ const maxEfSearch = 1000
 // it is run again as an exact scan. Exact forces an exact scan. A text
 // query ranks every record holding a query term by BM25 with the
 // collection's statistics (an exact count of the table per query). A
-// hybrid query runs both sides for engine.FusionDepth candidates in one
+// hybrid query runs both sides for mnemo.FusionDepth candidates in one
 // round trip.
-func (c *Collection) Query(ctx context.Context, q engine.Query) ([]engine.Hit, error) {
+func (c *Collection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return nil, err
 	}
-	q, mode, err := engine.CheckQuery(c.name, c.cfg, q)
+	q, mode, err := mnemo.CheckQuery(c.name, c.cfg, q)
 	if err != nil {
 		return nil, err
 	}
 	k := q.K
 	switch {
-	case mode == engine.ModeHybrid:
-		k = engine.FusionDepth(q.Fusion, q.K)
-	case mode == engine.ModeText && q.Neighbors != nil:
-		k = max(k, engine.NeighborDepth)
+	case mode == mnemo.ModeHybrid:
+		k = mnemo.FusionDepth(q.Fusion, q.K)
+	case mode == mnemo.ModeText && q.Spread != nil:
+		k = max(k, mnemo.SpreadDepth)
 	}
-	var vec, txt []engine.Hit
+	var vec, txt []mnemo.Hit
 	err = c.s.do(ctx, func(ctx context.Context) error {
 		var err error
 		vec, txt, err = c.sides(ctx, q, mode, k, q.Exact)
 		if err != nil {
 			return err
 		}
-		if mode != engine.ModeText && !q.Exact && !q.Filter.IsEmpty() && len(vec) < k {
-			vec, _, err = c.sides(ctx, q, engine.ModeVector, k, true)
+		if mode != mnemo.ModeText && !q.Exact && !q.Filter.IsEmpty() && len(vec) < k {
+			vec, _, err = c.sides(ctx, q, mnemo.ModeVector, k, true)
 		}
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	var hits []engine.Hit
+	var hits []mnemo.Hit
 	switch mode {
-	case engine.ModeVector:
+	case mnemo.ModeVector:
 		hits = vec
-	case engine.ModeText:
+	case mnemo.ModeText:
 		hits = txt
-	case engine.ModeHybrid:
+	case mnemo.ModeHybrid:
 		hits = merge(vec, txt)
-		engine.FuseScores(hits, q.Fusion)
+		mnemo.FuseScores(hits, q.Fusion)
 	}
-	if q.Neighbors != nil {
+	if q.Spread != nil {
 		if hits, err = c.spread(ctx, q, hits); err != nil {
 			return nil, err
 		}
-		if mode == engine.ModeText {
-			engine.SortHits(hits)
+		if mode == mnemo.ModeText {
+			mnemo.SortHits(hits)
 			hits = hits[:min(len(hits), q.K)]
 		}
 	}
 	if q.MinSimilarity != nil {
-		hits = slices.DeleteFunc(hits, func(h engine.Hit) bool { return h.Similarity < *q.MinSimilarity })
+		hits = slices.DeleteFunc(hits, func(h mnemo.Hit) bool { return h.Similarity < *q.MinSimilarity })
 	}
-	if mode == engine.ModeHybrid {
-		engine.SortHits(hits)
+	if mode == mnemo.ModeHybrid {
+		mnemo.SortHits(hits)
 		hits = hits[:min(len(hits), q.K)]
 	}
 	return hits, nil
@@ -94,7 +94,7 @@ func (c *Collection) Query(ctx context.Context, q engine.Query) ([]engine.Hit, e
 
 // merge joins the two sides of a hybrid query by ID: one hit per record,
 // with each side's rank and score.
-func merge(vec, txt []engine.Hit) []engine.Hit {
+func merge(vec, txt []mnemo.Hit) []mnemo.Hit {
 	hits := slices.Clone(vec)
 	at := make(map[string]int, len(vec)+len(txt))
 	for i, h := range hits {
@@ -114,7 +114,7 @@ func merge(vec, txt []engine.Hit) []engine.Hit {
 // sides runs the vector side (mode vector or hybrid) and the text side
 // (mode text or hybrid) of q for k candidates each, in one round trip
 // (two when the vector side's k-th place is a tie; see settleTies).
-func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode, k int, exact bool) (vec, txt []engine.Hit, err error) {
+func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, k int, exact bool) (vec, txt []mnemo.Hit, err error) {
 	var b pgx.Batch
 	ef := q.Ef
 	if ef == 0 {
@@ -127,11 +127,11 @@ func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode
 		v := pgvector.NewVector(q.Vector)
 		qv = &v
 	}
-	if mode != engine.ModeText {
+	if mode != mnemo.ModeText {
 		sql, args := c.vectorSQL(q, qv, k, exact)
 		b.Queue(sql, args...)
 	}
-	if mode != engine.ModeVector {
+	if mode != mnemo.ModeVector {
 		sql, args := c.textSQL(q, qv, k)
 		b.Queue(sql, args...)
 	}
@@ -141,12 +141,12 @@ func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode
 		return nil, nil, err
 	}
 	var raw []float64
-	if mode != engine.ModeText {
+	if mode != mnemo.ModeText {
 		if vec, raw, err = c.collectHits(br); err != nil {
 			return nil, nil, err
 		}
 	}
-	if mode != engine.ModeVector {
+	if mode != mnemo.ModeVector {
 		if txt, _, err = c.collectHits(br); err != nil {
 			return nil, nil, err
 		}
@@ -157,7 +157,7 @@ func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode
 	if err := br.Close(); err != nil {
 		return nil, nil, err
 	}
-	if mode != engine.ModeText {
+	if mode != mnemo.ModeText {
 		if vec, err = c.settleTies(ctx, q, qv, vec, raw, k); err != nil {
 			return nil, nil, err
 		}
@@ -173,7 +173,7 @@ func (c *Collection) sides(ctx context.Context, q engine.Query, mode engine.Mode
 // k+1 tie, the rows at that distance are read again exactly, in ID order,
 // for the places left. The hits come back nearest first and ranked from
 // 1, with their similarity as their score.
-func (c *Collection) settleTies(ctx context.Context, q engine.Query, qv *pgvector.Vector, hits []engine.Hit, raw []float64, k int) ([]engine.Hit, error) {
+func (c *Collection) settleTies(ctx context.Context, q mnemo.Query, qv *pgvector.Vector, hits []mnemo.Hit, raw []float64, k int) ([]mnemo.Hit, error) {
 	order := make([]int, len(hits))
 	for i := range order {
 		order[i] = i
@@ -184,7 +184,7 @@ func (c *Collection) settleTies(ctx context.Context, q engine.Query, qv *pgvecto
 		}
 		return strings.Compare(hits[a].Record.ID, hits[b].Record.ID)
 	})
-	sorted := make([]engine.Hit, 0, min(len(hits), k))
+	sorted := make([]mnemo.Hit, 0, min(len(hits), k))
 	if len(order) > k && raw[order[k]] == raw[order[k-1]] {
 		d := raw[order[k-1]]
 		for _, i := range order {
@@ -210,7 +210,7 @@ func (c *Collection) settleTies(ctx context.Context, q engine.Query, qv *pgvecto
 
 // tied returns up to n records that q's filter admits at distance d (as
 // SQL computes it) from q's vector, smallest IDs first: an exact scan.
-func (c *Collection) tied(ctx context.Context, q engine.Query, qv *pgvector.Vector, d float64, n int) ([]engine.Hit, error) {
+func (c *Collection) tied(ctx context.Context, q mnemo.Query, qv *pgvector.Vector, d float64, n int) ([]mnemo.Hit, error) {
 	var b sqlBuilder
 	dist := c.distanceSQL(b.arg(qv))
 	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ", dist, " = ", b.arg(d), "::float8 AND ")
@@ -229,9 +229,9 @@ func (c *Collection) tied(ctx context.Context, q engine.Query, qv *pgvector.Vect
 // collectHits squares.
 func (c *Collection) distanceSQL(p string) string {
 	switch c.cfg.Metric {
-	case engine.Dot:
+	case mnemo.Dot:
 		return "(t.embedding <#> " + p + ")"
-	case engine.L2:
+	case mnemo.L2:
 		return "(t.embedding <-> " + p + ")"
 	}
 	return "(t.embedding <=> " + p + ")"
@@ -239,7 +239,7 @@ func (c *Collection) distanceSQL(p string) string {
 
 // columns are the selected columns of a hit: id, content, metadata,
 // embedding (or NULL), distance (or NULL), score.
-func (c *Collection) columns(q engine.Query, dist string) string {
+func (c *Collection) columns(q mnemo.Query, dist string) string {
 	emb := "NULL::vector"
 	if q.WithVectors {
 		emb = "t.embedding"
@@ -253,14 +253,14 @@ func (c *Collection) columns(q engine.Query, dist string) string {
 // vectorSQL selects the k records nearest to qv, by pgvector's HNSW index
 // (k+1 of them: see settleTies) or, when exact or the collection has no
 // index, by an exact scan ordered by distance and ID.
-func (c *Collection) vectorSQL(q engine.Query, qv *pgvector.Vector, k int, exact bool) (string, []any) {
+func (c *Collection) vectorSQL(q mnemo.Query, qv *pgvector.Vector, k int, exact bool) (string, []any) {
 	var b sqlBuilder
 	p := b.arg(qv)
 	dist := c.distanceSQL(p)
 	// ORDER BY the distance alone is what pgvector's index answers; an
 	// expression of it (or a second key) is an exact scan and sort.
 	order, limit := dist, k+1
-	if exact || c.cfg.Index == engine.Flat {
+	if exact || c.cfg.Index == mnemo.Flat {
 		order, limit = dist+" + 0, t.id", k
 	}
 	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ")
@@ -272,7 +272,7 @@ func (c *Collection) vectorSQL(q engine.Query, qv *pgvector.Vector, k int, exact
 // textSQL ranks by BM25 exactly as the engine's full-text index: idf over
 // the records holding a term (filter or not), length normalised by the
 // average length of the records that have text.
-func (c *Collection) textSQL(q engine.Query, qv *pgvector.Vector, k int) (string, []any) {
+func (c *Collection) textSQL(q mnemo.Query, qv *pgvector.Vector, k int) (string, []any) {
 	terms := analysis.Terms(q.Text)
 	slices.Sort(terms)
 	var uniq []string
@@ -314,7 +314,7 @@ SELECT * FROM c WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT `, b.arg(i
 }
 
 // collectHits reads the next result of a batch (see collectRows).
-func (c *Collection) collectHits(br pgx.BatchResults) ([]engine.Hit, []float64, error) {
+func (c *Collection) collectHits(br pgx.BatchResults) ([]mnemo.Hit, []float64, error) {
 	rows, err := br.Query()
 	if err != nil {
 		return nil, nil, err
@@ -324,9 +324,9 @@ func (c *Collection) collectHits(br pgx.BatchResults) ([]engine.Hit, []float64, 
 
 // collectRows reads rows of columns and a score into hits, in the rows'
 // order, and each row's distance as SQL computed it (see scanHit).
-func (c *Collection) collectRows(rows pgx.Rows) ([]engine.Hit, []float64, error) {
+func (c *Collection) collectRows(rows pgx.Rows) ([]mnemo.Hit, []float64, error) {
 	var raw []float64
-	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Hit, error) {
+	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (mnemo.Hit, error) {
 		h, d, err := c.scanHit(r)
 		raw = append(raw, d)
 		return h, err
@@ -337,8 +337,8 @@ func (c *Collection) collectRows(rows pgx.Rows) ([]engine.Hit, []float64, error)
 // scanHit reads a row of columns and a score (NULL: 0) into a hit, and
 // returns the distance as SQL computed it (NaN when NULL): for L2 the
 // root of the hit's Distance.
-func (c *Collection) scanHit(r pgx.CollectableRow) (engine.Hit, float64, error) {
-	var h engine.Hit
+func (c *Collection) scanHit(r pgx.CollectableRow) (mnemo.Hit, float64, error) {
+	var h mnemo.Hit
 	var vec *pgvector.Vector
 	var meta []byte
 	var dist, score *float64
@@ -356,11 +356,11 @@ func (c *Collection) scanHit(r pgx.CollectableRow) (engine.Hit, float64, error) 
 	if dist != nil {
 		raw = *dist
 		d := raw
-		if c.cfg.Metric == engine.L2 {
+		if c.cfg.Metric == mnemo.L2 {
 			d *= d
 		}
 		h.Distance = float32(d)
-		h.Similarity = engine.Similarity(c.cfg.Metric, h.Distance)
+		h.Similarity = mnemo.Similarity(c.cfg.Metric, h.Distance)
 	}
 	if score != nil {
 		h.Score = *score

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/postgres"
 )
 
@@ -101,7 +101,7 @@ func TestSchemaCheck(t *testing.T) {
 				t.Fatalf("Open: %v", err)
 			case tt.want == nil:
 				defer s.Close()
-				if _, err := s.CreateCollection(ctx, "c", engine.CollectionConfig{Dimension: 2}); err != nil {
+				if _, err := s.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 2}); err != nil {
 					t.Fatalf("CreateCollection after Open: %v", err)
 				}
 			case !errors.Is(err, postgres.ErrSchema):

@@ -16,10 +16,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/mnemodb/mnemo"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
-
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 )
 
 // SchemaVersion is the version of the tables this package creates and
@@ -43,13 +41,13 @@ func (o *Options) Validate() error {
 		return nil
 	}
 	if o.MaxConns < 0 {
-		return fmt.Errorf("%w: MaxConns %d, want >= 0", engine.ErrInvalidConfig, o.MaxConns)
+		return fmt.Errorf("%w: MaxConns %d, want >= 0", mnemo.ErrInvalidConfig, o.MaxConns)
 	}
 	return nil
 }
 
 // Store is a set of collections in one PostgreSQL database. It implements
-// backend.Store and is safe for concurrent use by multiple goroutines.
+// mnemo.Store and is safe for concurrent use by multiple goroutines.
 type Store struct {
 	pool   *pgxpool.Pool
 	retry  time.Duration
@@ -58,7 +56,7 @@ type Store struct {
 	locks lockConn // advisory locks taken by TryLock (lock.go)
 }
 
-var _ backend.Store = (*Store)(nil)
+var _ mnemo.Store = (*Store)(nil)
 
 // Open connects to the database named by dsn (a postgres:// URL or a
 // key=value connection string, as pgx reads it), creates the pgvector
@@ -73,7 +71,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", engine.ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %v", mnemo.ErrInvalidConfig, err)
 	}
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = int32(opts.MaxConns)
@@ -179,7 +177,7 @@ var migrations = [][]string{
 }
 
 // Close closes the connection pool, waiting for connections in use to be
-// released. Later calls fail with engine.ErrClosed.
+// released. Later calls fail with mnemo.ErrClosed.
 func (s *Store) Close() error {
 	if s.closed.Swap(true) {
 		return nil
@@ -191,12 +189,12 @@ func (s *Store) Close() error {
 
 // CreateCollection creates a collection and its table and indexes, or
 // returns the existing one when its config is the same (defaults
-// applied); another config is engine.ErrCollectionExists.
-func (s *Store) CreateCollection(ctx context.Context, name string, cfg engine.CollectionConfig) (backend.Collection, error) {
+// applied); another config is mnemo.ErrCollectionExists.
+func (s *Store) CreateCollection(ctx context.Context, name string, cfg mnemo.CollectionConfig) (mnemo.Collection, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	if err := engine.CheckCollectionName(name); err != nil {
+	if err := mnemo.CheckCollectionName(name); err != nil {
 		return nil, err
 	}
 	if err := cfg.Validate(); err != nil {
@@ -226,7 +224,7 @@ func (s *Store) CreateCollection(ctx context.Context, name string, cfg engine.Co
 					return err
 				}
 				if !old.Equal(cfg) {
-					return fmt.Errorf("%w: %q has %+v, asked for %+v", engine.ErrCollectionExists, name, old, cfg)
+					return fmt.Errorf("%w: %q has %+v, asked for %+v", mnemo.ErrCollectionExists, name, old, cfg)
 				}
 				c = s.newCollection(name, id, old)
 				return nil
@@ -252,16 +250,16 @@ func (s *Store) CreateCollection(ctx context.Context, name string, cfg engine.Co
 }
 
 // checkConfig refuses what pgvector cannot hold.
-func checkConfig(cfg engine.CollectionConfig) error {
+func checkConfig(cfg mnemo.CollectionConfig) error {
 	switch {
 	case cfg.Dimension > 16000:
-		return fmt.Errorf("%w: %w: dimension %d: pgvector holds at most 16000", engine.ErrInvalidConfig, ErrUnsupported, cfg.Dimension)
-	case cfg.Index == engine.HNSW && cfg.Dimension > 2000:
-		return fmt.Errorf("%w: %w: dimension %d: pgvector's HNSW indexes at most 2000 (use engine.Flat)", engine.ErrInvalidConfig, ErrUnsupported, cfg.Dimension)
-	case cfg.Index == engine.HNSW && (cfg.M < 2 || cfg.M > 100):
-		return fmt.Errorf("%w: %w: M %d: pgvector wants 2 to 100", engine.ErrInvalidConfig, ErrUnsupported, cfg.M)
-	case cfg.Index == engine.HNSW && (cfg.EfConstruction < 4 || cfg.EfConstruction > 1000 || cfg.EfConstruction < 2*cfg.M):
-		return fmt.Errorf("%w: %w: efConstruction %d: pgvector wants 4 to 1000, at least 2*M", engine.ErrInvalidConfig, ErrUnsupported, cfg.EfConstruction)
+		return fmt.Errorf("%w: %w: dimension %d: pgvector holds at most 16000", mnemo.ErrInvalidConfig, ErrUnsupported, cfg.Dimension)
+	case cfg.Index == mnemo.HNSW && cfg.Dimension > 2000:
+		return fmt.Errorf("%w: %w: dimension %d: pgvector's HNSW indexes at most 2000 (use mnemo.Flat)", mnemo.ErrInvalidConfig, ErrUnsupported, cfg.Dimension)
+	case cfg.Index == mnemo.HNSW && (cfg.M < 2 || cfg.M > 100):
+		return fmt.Errorf("%w: %w: M %d: pgvector wants 2 to 100", mnemo.ErrInvalidConfig, ErrUnsupported, cfg.M)
+	case cfg.Index == mnemo.HNSW && (cfg.EfConstruction < 4 || cfg.EfConstruction > 1000 || cfg.EfConstruction < 2*cfg.M):
+		return fmt.Errorf("%w: %w: efConstruction %d: pgvector wants 4 to 1000, at least 2*M", mnemo.ErrInvalidConfig, ErrUnsupported, cfg.EfConstruction)
 	}
 	return nil
 }
@@ -272,11 +270,11 @@ func tableName(id int64) string {
 }
 
 // opclass is pgvector's HNSW operator class for metric.
-func opclass(m engine.Metric) string {
+func opclass(m mnemo.Metric) string {
 	switch m {
-	case engine.Dot:
+	case mnemo.Dot:
 		return "vector_ip_ops"
-	case engine.L2:
+	case mnemo.L2:
 		return "vector_l2_ops"
 	}
 	return "vector_cosine_ops"
@@ -284,7 +282,7 @@ func opclass(m engine.Metric) string {
 
 // createTable returns the statements that create collection id's table.
 // Every part of them is a number or a constant of this package.
-func createTable(id int64, cfg engine.CollectionConfig) []string {
+func createTable(id int64, cfg mnemo.CollectionConfig) []string {
 	t := tableName(id)
 	stmts := []string{
 		fmt.Sprintf(`CREATE TABLE %s (
@@ -298,23 +296,23 @@ func createTable(id int64, cfg engine.CollectionConfig) []string {
 		)`, t, cfg.Dimension),
 		fmt.Sprintf(`CREATE INDEX ON %s USING gin (terms)`, t),
 	}
-	if cfg.Index == engine.HNSW {
+	if cfg.Index == mnemo.HNSW {
 		stmts = append(stmts, fmt.Sprintf(`CREATE INDEX ON %s USING hnsw (embedding %s) WITH (m = %d, ef_construction = %d)`,
 			t, opclass(cfg.Metric), cfg.M, cfg.EfConstruction))
 	}
 	return stmts
 }
 
-func decodeConfig(name string, b []byte) (engine.CollectionConfig, error) {
-	var cfg engine.CollectionConfig
+func decodeConfig(name string, b []byte) (mnemo.CollectionConfig, error) {
+	var cfg mnemo.CollectionConfig
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		return cfg, fmt.Errorf("%w: config of %q: %v", ErrSchema, name, err)
 	}
 	return cfg, nil
 }
 
-// Collection returns the named collection, or engine.ErrCollectionNotFound.
-func (s *Store) Collection(ctx context.Context, name string) (backend.Collection, error) {
+// Collection returns the named collection, or mnemo.ErrCollectionNotFound.
+func (s *Store) Collection(ctx context.Context, name string) (mnemo.Collection, error) {
 	c, err := s.collection(ctx, name)
 	if err != nil {
 		return nil, err
@@ -328,7 +326,7 @@ func (s *Store) collection(ctx context.Context, name string) (*Collection, error
 		return nil, err
 	}
 	if !storable(name) { // never created: CreateCollection refuses it
-		return nil, fmt.Errorf("%w: %q", engine.ErrCollectionNotFound, name)
+		return nil, fmt.Errorf("%w: %q", mnemo.ErrCollectionNotFound, name)
 	}
 	var c *Collection
 	err := s.do(ctx, func(ctx context.Context) error {
@@ -336,7 +334,7 @@ func (s *Store) collection(ctx context.Context, name string) (*Collection, error
 		var js []byte
 		err := s.pool.QueryRow(ctx, `SELECT id, config FROM mnemo_collections WHERE name = $1`, name).Scan(&id, &js)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("%w: %q", engine.ErrCollectionNotFound, name)
+			return fmt.Errorf("%w: %q", mnemo.ErrCollectionNotFound, name)
 		}
 		if err != nil {
 			return err
@@ -370,13 +368,13 @@ func (s *Store) Collections(ctx context.Context) ([]string, error) {
 
 // DropCollection deletes a collection, its table and its records. Handles
 // of it (here or in other processes) then fail with
-// engine.ErrCollectionNotFound.
+// mnemo.ErrCollectionNotFound.
 func (s *Store) DropCollection(ctx context.Context, name string) error {
 	if err := s.enter(ctx); err != nil {
 		return err
 	}
 	if !storable(name) {
-		return fmt.Errorf("%w: %q", engine.ErrCollectionNotFound, name)
+		return fmt.Errorf("%w: %q", mnemo.ErrCollectionNotFound, name)
 	}
 	return s.do(ctx, func(ctx context.Context) error {
 		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -386,7 +384,7 @@ func (s *Store) DropCollection(ctx context.Context, name string) error {
 			var id int64
 			err := tx.QueryRow(ctx, `DELETE FROM mnemo_collections WHERE name = $1 RETURNING id`, name).Scan(&id)
 			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("%w: %q", engine.ErrCollectionNotFound, name)
+				return fmt.Errorf("%w: %q", mnemo.ErrCollectionNotFound, name)
 			}
 			if err != nil {
 				return err
@@ -400,7 +398,7 @@ func (s *Store) DropCollection(ctx context.Context, name string) error {
 // enter checks the store is open and ctx is live.
 func (s *Store) enter(ctx context.Context) error {
 	if s.closed.Load() {
-		return engine.ErrClosed
+		return mnemo.ErrClosed
 	}
 	return ctx.Err()
 }
@@ -409,7 +407,7 @@ func (s *Store) enter(ctx context.Context) error {
 // error, for up to s.retry; it then fails with ErrUnavailable. Every f
 // given to do is idempotent. Errors from the server keep their meaning:
 // an undefined table (a dropped collection) becomes
-// engine.ErrCollectionNotFound.
+// mnemo.ErrCollectionNotFound.
 func (s *Store) do(ctx context.Context, f func(context.Context) error) error {
 	start := time.Now()
 	wait := 20 * time.Millisecond
@@ -425,7 +423,7 @@ func (s *Store) do(ctx context.Context, f func(context.Context) error) error {
 			return serverError(err)
 		}
 		if s.closed.Load() {
-			return engine.ErrClosed
+			return mnemo.ErrClosed
 		}
 		if s.retry < 0 || time.Since(start)+wait > s.retry {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
@@ -485,7 +483,7 @@ func isClosedConn(err error) bool {
 func serverError(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
-		return fmt.Errorf("%w: %v", engine.ErrCollectionNotFound, err)
+		return fmt.Errorf("%w: %v", mnemo.ErrCollectionNotFound, err)
 	}
 	if errors.As(err, &pe) {
 		return fmt.Errorf("postgres: %w", err)

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 )
 
 // TestUnstorableStrings: names, IDs and scan positions that PostgreSQL
@@ -23,19 +23,19 @@ func TestUnstorableStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	ref := backend.Embedded(db)
-	cfg := engine.CollectionConfig{Dimension: 2}
-	var got, want backend.Collection
+	ref := db.Store()
+	cfg := mnemo.CollectionConfig{Dimension: 2}
+	var got, want mnemo.Collection
 	for _, st := range []struct {
-		s backend.Store
-		c *backend.Collection
+		s mnemo.Store
+		c *mnemo.Collection
 	}{{s, &got}, {ref, &want}} {
 		c, err := st.s.CreateCollection(ctx, "c", cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, id := range []string{"a", "aa", "a\x01", "b", "é", "éa", "\u007f", "\u0080", "日本", "\U0010ffff"} {
-			if _, err := c.Upsert(ctx, engine.Record{ID: id, Vector: []float32{1, 1}}); err != nil {
+			if _, err := c.Upsert(ctx, mnemo.Record{ID: id, Vector: []float32{1, 1}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -52,27 +52,27 @@ func TestUnstorableStrings(t *testing.T) {
 	for _, id := range bad {
 		_, gok, gerr := got.Get(ctx, id)
 		_, wok, werr := want.Get(ctx, id)
-		if gok != wok || !errors.Is(gerr, engine.ErrInvalidID) && gerr != nil || (gerr == nil) != (werr == nil) {
+		if gok != wok || !errors.Is(gerr, mnemo.ErrInvalidID) && gerr != nil || (gerr == nil) != (werr == nil) {
 			t.Errorf("Get(%q) = %v, %v; the engine %v, %v", id, gok, gerr, wok, werr)
 		}
 		gn, gerr := got.Delete(ctx, id, "absent")
 		wn, werr := want.Delete(ctx, id, "absent")
-		if gn != wn || (gerr == nil) != (werr == nil) || gerr != nil && !errors.Is(gerr, engine.ErrInvalidID) {
+		if gn != wn || (gerr == nil) != (werr == nil) || gerr != nil && !errors.Is(gerr, mnemo.ErrInvalidID) {
 			t.Errorf("Delete(%q) = %d, %v; the engine %d, %v", id, gn, gerr, wn, werr)
 		}
-		if _, err := s.Collection(ctx, id); !errors.Is(err, engine.ErrCollectionNotFound) {
+		if _, err := s.Collection(ctx, id); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 			t.Errorf("Collection(%q): %v, want ErrCollectionNotFound", id, err)
 		}
-		if err := s.DropCollection(ctx, id); !errors.Is(err, engine.ErrCollectionNotFound) {
+		if err := s.DropCollection(ctx, id); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 			t.Errorf("DropCollection(%q): %v, want ErrCollectionNotFound", id, err)
 		}
-		if _, err := got.Upsert(ctx, engine.Record{ID: id, Vector: []float32{1, 1}}); err == nil {
+		if _, err := got.Upsert(ctx, mnemo.Record{ID: id, Vector: []float32{1, 1}}); err == nil {
 			t.Errorf("Upsert(%q) succeeded", id)
 		}
 	}
 }
 
-func recordIDs(recs []engine.Record) []string {
+func recordIDs(recs []mnemo.Record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
 		out[i] = r.ID

@@ -109,11 +109,11 @@ func SemanticDocs(ctx context.Context, ids, docs []string) (Index, error) {
 	return semanticDocs(ctx, ids, docs, nil)
 }
 
-// SemanticDocsNoNeighbors is SemanticDocs with neighbour spreading off:
+// SemanticDocsNoSpread is SemanticDocs with score spreading off:
 // Cranfield's documents come in an order where neighbours often share a
 // topic, which a real document collection does not promise.
-func SemanticDocsNoNeighbors(ctx context.Context, ids, docs []string) (Index, error) {
-	return semanticDocs(ctx, ids, docs, &store.SemanticOptions{Neighbors: new(float32(0))})
+func SemanticDocsNoSpread(ctx context.Context, ids, docs []string) (Index, error) {
+	return semanticDocs(ctx, ids, docs, &store.SemanticOptions{Spread: new(float32(0))})
 }
 
 func semanticDocs(ctx context.Context, ids, docs []string, opts *store.SemanticOptions) (Index, error) {

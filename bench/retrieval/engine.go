@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -12,19 +13,19 @@ import (
 // EngineMethod configures retrieval straight through the engine: one
 // in-memory collection per conversation.
 type EngineMethod struct {
-	Mode     engine.Mode
+	Mode     mnemo.Mode
 	Embedder embed.Embedder // for the vector and hybrid modes
 	// Content makes a turn's stored text; nil means "Speaker: text".
 	Content func(Turn) string
 	// Fields are metadata fields indexed with the content (the turn's
 	// metadata is speaker, session, date and position).
 	Fields []string
-	BM25   *engine.BM25
-	Fusion engine.Fusion
-	Index  engine.IndexKind
-	// Neighbors spreads scores to adjacent turns (fields "session" and
+	BM25   *mnemo.BM25
+	Fusion mnemo.Fusion
+	Index  mnemo.IndexKind
+	// Spread spreads scores to adjacent turns (fields "session" and
 	// "position" of the turn's metadata).
-	Neighbors *engine.Neighbors
+	Spread *mnemo.Spread
 }
 
 // SpeakerText is the stored text the LoCoMo task defines: "Speaker: text".
@@ -46,7 +47,7 @@ func (m EngineMethod) open(ctx context.Context) (*engine.DB, *engine.Collection,
 		return nil, nil, err
 	}
 	dim := 1
-	cfg := engine.CollectionConfig{Dimension: 1, Index: m.Index, Text: engine.TextConfig{Fields: m.Fields, BM25: m.BM25}}
+	cfg := mnemo.CollectionConfig{Dimension: 1, Index: m.Index, Text: mnemo.TextConfig{Fields: m.Fields, BM25: m.BM25}}
 	if m.Embedder != nil {
 		dim = m.Embedder.Dimension()
 		cfg.Embedder = m.Embedder.Identity()
@@ -90,10 +91,10 @@ func (m EngineMethod) LoCoMo(ctx context.Context, turns []Turn) (Index, error) {
 		db.Close()
 		return nil, err
 	}
-	recs := make([]engine.Record, len(turns))
+	recs := make([]mnemo.Record, len(turns))
 	ix := &engineIndex{db: db, c: c, m: m, ids: map[string]string{}}
 	for i, t := range turns {
-		recs[i] = engine.Record{ID: t.DiaID, Vector: vecs[i], Content: texts[i], Metadata: map[string]any{
+		recs[i] = mnemo.Record{ID: t.DiaID, Vector: vecs[i], Content: texts[i], Metadata: map[string]any{
 			"speaker": t.Speaker, "session": t.Conv + "/" + strconv.Itoa(t.Session), "date": t.DateTime, "position": t.Position,
 		}}
 		ix.ids[t.DiaID] = t.DiaID
@@ -119,12 +120,12 @@ func (m EngineMethod) Cranfield(ctx context.Context, ids, docs []string) (Index,
 			db.Close()
 			return nil, err
 		}
-		recs := make([]engine.Record, 0, end-start)
+		recs := make([]mnemo.Record, 0, end-start)
 		for i := range end - start {
 			if embed.IsZero(vecs[i]) {
 				continue // an empty document (Cranfield has a few): nothing finds it
 			}
-			r := engine.Record{ID: "d" + strconv.Itoa(start+i), Vector: vecs[i], Content: docs[start+i]}
+			r := mnemo.Record{ID: "d" + strconv.Itoa(start+i), Vector: vecs[i], Content: docs[start+i]}
 			ix.ids[r.ID] = ids[start+i]
 			recs = append(recs, r)
 		}
@@ -137,8 +138,8 @@ func (m EngineMethod) Cranfield(ctx context.Context, ids, docs []string) (Index,
 }
 
 func (ix *engineIndex) Search(ctx context.Context, query string, k int) ([]string, error) {
-	q := engine.Query{Text: query, K: k, Mode: ix.m.Mode, Fusion: ix.m.Fusion, Neighbors: ix.m.Neighbors}
-	if ix.m.Mode != engine.ModeText {
+	q := mnemo.Query{Text: query, K: k, Mode: ix.m.Mode, Fusion: ix.m.Fusion, Spread: ix.m.Spread}
+	if ix.m.Mode != mnemo.ModeText {
 		v, err := ix.m.vectors(ctx, []string{query})
 		if err != nil {
 			return nil, err

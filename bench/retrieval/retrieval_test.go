@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
@@ -50,23 +50,23 @@ func methods() []method {
 	if err != nil {
 		panic(err)
 	}
-	nb := &engine.Neighbors{Group: "session", Position: "position", Weight: 0.5, Window: 2}
+	nb := &mnemo.Spread{Group: "session", Position: "position", Weight: 0.5, Window: 2}
 	eng := func(name string, m EngineMethod) method { return method{name, m.LoCoMo, m.Cranfield} }
-	ref := RefBM25{K1: engine.DefaultBM25K1, B: engine.DefaultBM25B}
+	ref := RefBM25{K1: mnemo.DefaultBM25K1, B: mnemo.DefaultBM25B}
 	return []method{
 		{"reference BM25 (k1 1.2, b 0.75, the analyzer)", ref.LoCoMo, ref.Cranfield},
-		eng("engine text (BM25)", EngineMethod{Mode: engine.ModeText}),
-		eng("engine vector (hashing/v2/1024)", EngineMethod{Mode: engine.ModeVector, Embedder: h}),
-		eng("engine hybrid, defaults (weighted, vector 0.3)", EngineMethod{Mode: engine.ModeHybrid, Embedder: h}),
-		eng("engine hybrid, reciprocal rank (k 60, equal weights)", EngineMethod{Mode: engine.ModeHybrid, Embedder: h, Fusion: engine.Fusion{Method: engine.FusionRRF, VectorWeight: 0.5}}),
-		eng("engine text + session date as a field", EngineMethod{Mode: engine.ModeText, Fields: []string{"date"}}),
-		eng("engine text + neighbours (0.5, ±2 turns of the session)", EngineMethod{Mode: engine.ModeText, Neighbors: nb}),
-		eng("engine hybrid + neighbours", EngineMethod{Mode: engine.ModeHybrid, Embedder: h, Neighbors: nb}),
-		eng("engine hybrid + neighbours + date field", EngineMethod{Mode: engine.ModeHybrid, Embedder: h, Neighbors: nb, Fields: []string{"date"}}),
+		eng("engine text (BM25)", EngineMethod{Mode: mnemo.ModeText}),
+		eng("engine vector (hashing/v2/1024)", EngineMethod{Mode: mnemo.ModeVector, Embedder: h}),
+		eng("engine hybrid, defaults (weighted, vector 0.3)", EngineMethod{Mode: mnemo.ModeHybrid, Embedder: h}),
+		eng("engine hybrid, reciprocal rank (k 60, equal weights)", EngineMethod{Mode: mnemo.ModeHybrid, Embedder: h, Fusion: mnemo.Fusion{Method: mnemo.FusionRRF, VectorWeight: 0.5}}),
+		eng("engine text + session date as a field", EngineMethod{Mode: mnemo.ModeText, Fields: []string{"date"}}),
+		eng("engine text + neighbours (0.5, ±2 turns of the session)", EngineMethod{Mode: mnemo.ModeText, Spread: nb}),
+		eng("engine hybrid + neighbours", EngineMethod{Mode: mnemo.ModeHybrid, Embedder: h, Spread: nb}),
+		eng("engine hybrid + neighbours + date field", EngineMethod{Mode: mnemo.ModeHybrid, Embedder: h, Spread: nb, Fields: []string{"date"}}),
 		{"toolmem SaveText / SearchText (defaults, TopK 10)", ToolmemTexts, nil},
 		{"store.Semantic Add / SearchHits (defaults)", SemanticFacts, SemanticDocs},
 		{"chat.VectorMemory Add / Query (defaults, K 10)", ChatVector, nil},
-		{"store.Semantic, neighbours off", nil, SemanticDocsNoNeighbors},
+		{"store.Semantic, spreading off", nil, SemanticDocsNoSpread},
 	}
 }
 
@@ -135,8 +135,8 @@ func BenchmarkCranfield(b *testing.B) {
 func TestEngineMatchesReference(t *testing.T) {
 	l := loadLoCoMo(t)
 	ctx := context.Background()
-	ref := RefBM25{K1: engine.DefaultBM25K1, B: engine.DefaultBM25B}
-	eng := EngineMethod{Mode: engine.ModeText}
+	ref := RefBM25{K1: mnemo.DefaultBM25K1, B: mnemo.DefaultBM25B}
+	eng := EngineMethod{Mode: mnemo.ModeText}
 	conv := l.Convs[0]
 	a, _ := ref.LoCoMo(ctx, l.Turns[conv])
 	b, err := eng.LoCoMo(ctx, l.Turns[conv])

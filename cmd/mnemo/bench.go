@@ -74,7 +74,7 @@ func benchANN(args []string, out, stderr io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	metric, err := parseMetric(*metricName)
+	metric, err := index.ParseMetric(*metricName)
 	if err != nil {
 		return fs.fail("%v", err)
 	}

@@ -10,8 +10,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 )
 
 // jsonRecord is the JSONL form of a record for import and export.
@@ -22,7 +22,7 @@ type jsonRecord struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
-func toJSON(r engine.Record) jsonRecord {
+func toJSON(r mnemo.Record) jsonRecord {
 	return jsonRecord{ID: r.ID, Vector: r.Vector, Content: r.Content, Metadata: r.Metadata}
 }
 
@@ -65,7 +65,7 @@ func closeDB(db io.Closer, err *error) {
 
 // openCollection opens --db (a directory or a server) for reading and its
 // collection name; the caller closes the store.
-func openCollection(db, name string) (backend.Store, backend.Collection, error) {
+func openCollection(db, name string) (mnemo.Store, mnemo.Collection, error) {
 	s, err := openStore(db, false, false)
 	if err != nil {
 		return nil, nil, err

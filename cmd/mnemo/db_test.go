@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -184,19 +185,19 @@ func TestQueryText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, cfg := range map[string]engine.CollectionConfig{
+	for name, cfg := range map[string]mnemo.CollectionConfig{
 		"hashed": {Dimension: 64, Embedder: h.Identity()},
 		"plain":  {Dimension: 64},
 		"remote": {Dimension: 64, Embedder: "openai/text-embedding-3-small/64"},
-		"notext": {Dimension: 64, Embedder: h.Identity(), Text: engine.TextConfig{Disabled: true}},
+		"notext": {Dimension: 64, Embedder: h.Identity(), Text: mnemo.TextConfig{Disabled: true}},
 	} {
 		c, err := db.CreateCollection(context.Background(), name, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var recs []engine.Record
+		var recs []mnemo.Record
 		for i, s := range []string{"the cat sat on the mat", "stock prices fell sharply", "a kitten sleeps on a rug"} {
-			recs = append(recs, engine.Record{ID: fmt.Sprint("r", i), Vector: h.Vector(s), Content: s})
+			recs = append(recs, mnemo.Record{ID: fmt.Sprint("r", i), Vector: h.Vector(s), Content: s})
 		}
 		if _, err := c.Upsert(context.Background(), recs...); err != nil {
 			t.Fatal(err)
@@ -208,12 +209,12 @@ func TestQueryText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1, err := db.CreateCollection(context.Background(), "hashedv1", engine.CollectionConfig{Dimension: 64, Embedder: h1.Identity()})
+	v1, err := db.CreateCollection(context.Background(), "hashedv1", mnemo.CollectionConfig{Dimension: 64, Embedder: h1.Identity()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v1.Upsert(context.Background(), engine.Record{ID: "r0", Vector: h1.Vector("the cat sat on the mat"), Content: "the cat sat on the mat"},
-		engine.Record{ID: "r1", Vector: h1.Vector("stock prices fell sharply"), Content: "stock prices fell sharply"}); err != nil {
+	if _, err := v1.Upsert(context.Background(), mnemo.Record{ID: "r0", Vector: h1.Vector("the cat sat on the mat"), Content: "the cat sat on the mat"},
+		mnemo.Record{ID: "r1", Vector: h1.Vector("stock prices fell sharply"), Content: "stock prices fell sharply"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -235,8 +236,8 @@ func TestQueryText(t *testing.T) {
 		{"remote", "", 0, "  r0  the cat sat on the mat", []string{`mnemo query: note: a text without a vector is matched by its words only (text mode): collection "remote" was made with the embedder openai/text-embedding-3-small/64`}},
 		{"remote", "text", 0, "  r0  the cat sat on the mat", nil},
 		{"notext", "", 0, "1.0000  r0  the cat sat on the mat", nil}, // no full-text index: the embedding alone, as before it existed
-		{"notext", "text", 1, "", []string{`mnemo query: engine: bad query: collection "notext" has no full-text index`}},
-		{"notext", "hybrid", 1, "", []string{`mnemo query: engine: bad query: collection "notext" has no full-text index`}},
+		{"notext", "text", 1, "", []string{`mnemo query: mnemo: bad query: collection "notext" has no full-text index`}},
+		{"notext", "hybrid", 1, "", []string{`mnemo query: mnemo: bad query: collection "notext" has no full-text index`}},
 		{"remote", "hybrid", 1, "", []string{`mnemo query: collection "remote" was made with the embedder openai/text-embedding-3-small/64, which the command line does not have`, "--mode text"}},
 	}
 	for _, tt := range tests {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
@@ -28,7 +28,7 @@ func newEmbedder(name string) (embed.Embedder, error) {
 // command line cannot rebuild, such as an HTTP model's). Only the
 // embedder the identity names is returned: vectors of any other live in
 // another space.
-func collectionEmbedder(cfg engine.CollectionConfig) (embed.Embedder, error) {
+func collectionEmbedder(cfg mnemo.CollectionConfig) (embed.Embedder, error) {
 	if cfg.Embedder == "" {
 		return nil, errNoEmbedder
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -156,7 +157,7 @@ func TestImportWithoutEmbedder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, emb := range map[string]string{"plain": "", "remote": "openai/text-embedding-3-small/2"} {
-		if _, err := db.CreateCollection(context.Background(), name, engine.CollectionConfig{Dimension: 2, Embedder: emb}); err != nil {
+		if _, err := db.CreateCollection(context.Background(), name, mnemo.CollectionConfig{Dimension: 2, Embedder: emb}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 )
 
@@ -63,7 +64,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	if err != nil {
 		return fs.fail("%v", err)
 	}
-	newCfg := engine.CollectionConfig{Dimension: *dim, Metric: metric}
+	newCfg := mnemo.CollectionConfig{Dimension: *dim, Metric: metric}
 	if *embedderName != "" {
 		e, err := newEmbedder(*embedderName)
 		if err != nil {
@@ -96,7 +97,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	}
 	defer closeDB(db, &err)
 	c, err := db.Collection(context.Background(), *name)
-	if errors.Is(err, engine.ErrCollectionNotFound) {
+	if errors.Is(err, mnemo.ErrCollectionNotFound) {
 		if !create {
 			return fmt.Errorf("collection %q does not exist in %s; pass --dim or --embedder to create it", *name, *dir)
 		}
@@ -117,9 +118,9 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	sharedTerminal := isTerminal(out) && prog != nil
 	lines := newLineReader(in, maxLine)
 	var (
-		pending []engine.Record // the batch, in line order
-		lineOf  []int           // the line of each pending record
-		toEmbed []int           // pending records without a vector yet
+		pending []mnemo.Record // the batch, in line order
+		lineOf  []int          // the line of each pending record
+		toEmbed []int          // pending records without a vector yet
 	)
 	committed, bad := 0, 0
 	seen := map[string]bool{}
@@ -203,7 +204,7 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		if err != nil && !errors.Is(err, errLongLine) {
 			return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", lines.n, err, committed)
 		}
-		var rec engine.Record
+		var rec mnemo.Record
 		if err == nil {
 			if len(bytes.TrimSpace(raw)) == 0 {
 				continue
@@ -275,7 +276,7 @@ const embedBatch = 256
 // from its content in the collection name, made with the embedder
 // identity, when embErr (from collectionEmbedder) says it is unavailable;
 // nil if it can.
-func canEmbed(rec engine.Record, name, identity string, embErr error) error {
+func canEmbed(rec mnemo.Record, name, identity string, embErr error) error {
 	switch {
 	case errors.Is(embErr, errNoEmbedder):
 		return fmt.Errorf("no vector, and collection %q has no recorded embedder to make one from the content (a collection made with --embedder %s has one)", name, embedderNames)
@@ -289,12 +290,12 @@ func canEmbed(rec engine.Record, name, identity string, embErr error) error {
 
 // parseLine decodes one non-blank JSONL line into a record (see
 // decodeLine).
-func parseLine(raw []byte) (engine.Record, error) {
+func parseLine(raw []byte) (mnemo.Record, error) {
 	var jr jsonRecord
 	if err := decodeLine(raw, &jr); err != nil {
-		return engine.Record{}, err
+		return mnemo.Record{}, err
 	}
-	return engine.Record{ID: jr.ID, Vector: jr.Vector, Content: jr.Content, Metadata: jr.Metadata}, nil
+	return mnemo.Record{ID: jr.ID, Vector: jr.Vector, Content: jr.Content, Metadata: jr.Metadata}, nil
 }
 
 // decodeLine decodes one non-blank JSONL line into v, a pointer to a
@@ -444,14 +445,14 @@ func (lr *lineReader) next() ([]byte, error) {
 	}
 }
 
-func parseMetric(s string) (engine.Metric, error) {
+func parseMetric(s string) (mnemo.Metric, error) {
 	switch strings.ToLower(s) {
 	case "cosine":
-		return engine.Cosine, nil
+		return mnemo.Cosine, nil
 	case "dot", "ip":
-		return engine.Dot, nil
+		return mnemo.Dot, nil
 	case "l2", "euclidean":
-		return engine.L2, nil
+		return mnemo.L2, nil
 	}
 	return 0, fmt.Errorf("unknown metric %q (want cosine, dot or l2)", s)
 }

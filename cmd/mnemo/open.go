@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/postgres"
 )
 
@@ -21,20 +21,20 @@ func isServer(db string) bool {
 // URL, otherwise an engine database directory, for reading only unless
 // write is set. Only create lets it create a database directory; a
 // server's database must exist (its mnemo tables are made on first use).
-func openStore(db string, write, create bool) (backend.Store, error) {
+func openStore(db string, write, create bool) (mnemo.Store, error) {
 	if isServer(db) {
 		return postgres.Open(context.Background(), db, nil)
 	}
-	return backend.OpenEmbedded(db, &engine.Options{MustExist: !create, ReadOnly: !write})
+	return engine.OpenStore(db, &engine.Options{MustExist: !create, ReadOnly: !write})
 }
 
 // validate reports whether c would accept r, as the engine's
 // Collection.Validate words it when c is embedded.
-func validate(c backend.Collection, r engine.Record) error {
-	if v, ok := c.(interface{ Validate(engine.Record) error }); ok {
+func validate(c mnemo.Collection, r mnemo.Record) error {
+	if v, ok := c.(interface{ Validate(mnemo.Record) error }); ok {
 		return v.Validate(r)
 	}
-	_, err := engine.CheckRecord(c.Config(), 0, r)
+	_, err := mnemo.CheckRecord(c.Config(), 0, r)
 	return err
 }
 
@@ -92,7 +92,7 @@ func serverVerify(db string, out io.Writer) error {
 				return err
 			}
 			for _, r := range page {
-				if _, err := engine.CheckRecord(c.Config(), 0, r); err != nil {
+				if _, err := mnemo.CheckRecord(c.Config(), 0, r); err != nil {
 					fmt.Fprintf(out, "problem: %s: record %q: %v\n", name, r.ID, err)
 					problems++
 				}

@@ -10,8 +10,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
@@ -39,15 +38,15 @@ func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 	k := fs.Int("k", 10, "return the `N` best records")
 	ef := fs.Int("ef", 0, "HNSW search width `N` (0: the collection's default)")
 	filter := fs.String("filter", "", "metadata filter, a `JSON` object, e.g. '{\"source\": \"web\"}'")
-	fusion := fs.String("fusion", "", "how a hybrid query fuses its two sides: `METHOD` weighted (each side's scores scaled to [0, 1], then weighted) or rrf (reciprocal rank) (default: the engine's, "+string(engine.FusionWeighted)+")")
-	vectorWeight := fs.Float64("vector-weight", 0, fmt.Sprintf("the vector side's weight `W` in a hybrid query, in (0, 1); the text side's is 1-W (default: the engine's, %v)", engine.DefaultVectorWeight))
-	depth := fs.Int("depth", 0, fmt.Sprintf("the candidates `N` each side of a hybrid query retrieves before fusion (0: the larger of --k and %d)", engine.DefaultFusionDepth))
+	fusion := fs.String("fusion", "", "how a hybrid query fuses its two sides: `METHOD` weighted (each side's scores scaled to [0, 1], then weighted) or rrf (reciprocal rank) (default: the engine's, "+string(mnemo.FusionWeighted)+")")
+	vectorWeight := fs.Float64("vector-weight", 0, fmt.Sprintf("the vector side's weight `W` in a hybrid query, in (0, 1); the text side's is 1-W (default: the engine's, %v)", mnemo.DefaultVectorWeight))
+	depth := fs.Int("depth", 0, fmt.Sprintf("the candidates `N` each side of a hybrid query retrieves before fusion (0: the larger of --k and %d)", mnemo.DefaultFusionDepth))
 	asJSON := fs.Bool("json", false, "print the answer as one JSON line, as --queries does")
 	skipBad := fs.Bool("skip-bad", false, "with --queries: report bad lines on standard error and go on instead of stopping")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	mode := engine.Mode(*modeName)
+	mode := mnemo.Mode(*modeName)
 	hybridFlags := fs.isSet("fusion") || fs.isSet("vector-weight") || fs.isSet("depth")
 	switch {
 	case *queries != "" && (*vecJSON != "" || *text != ""):
@@ -56,26 +55,26 @@ func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 		return fs.fail("give --vector, --text or both, or --queries")
 	case *skipBad && *queries == "":
 		return fs.fail("--skip-bad goes with --queries")
-	case mode != engine.ModeAuto && mode != engine.ModeText && mode != engine.ModeVector && mode != engine.ModeHybrid:
+	case mode != mnemo.ModeAuto && mode != mnemo.ModeText && mode != mnemo.ModeVector && mode != mnemo.ModeHybrid:
 		return fs.fail("--mode %q, want text, vector or hybrid", *modeName)
-	case *queries == "" && mode == engine.ModeVector && *vecJSON != "" && *text != "":
+	case *queries == "" && mode == mnemo.ModeVector && *vecJSON != "" && *text != "":
 		return fs.fail("--mode vector takes --vector or --text, not both")
-	case *queries == "" && (mode == engine.ModeText || mode == engine.ModeHybrid) && *text == "":
+	case *queries == "" && (mode == mnemo.ModeText || mode == mnemo.ModeHybrid) && *text == "":
 		return fs.fail("--mode %s needs --text", mode)
 	case *k <= 0:
 		return fs.fail("--k %d, want > 0", *k)
 	case *ef < 0:
 		return fs.fail("--ef %d, want >= 0", *ef)
-	case *fusion != "" && *fusion != string(engine.FusionRRF) && *fusion != string(engine.FusionWeighted):
+	case *fusion != "" && *fusion != string(mnemo.FusionRRF) && *fusion != string(mnemo.FusionWeighted):
 		return fs.fail("--fusion %q, want weighted or rrf", *fusion)
 	case fs.isSet("vector-weight") && !(*vectorWeight > 0 && *vectorWeight < 1):
 		return fs.fail("--vector-weight %v, want a number in (0, 1)", *vectorWeight)
 	case *depth < 0:
 		return fs.fail("--depth %d, want >= 0", *depth)
-	case hybridFlags && (mode == engine.ModeText || mode == engine.ModeVector):
+	case hybridFlags && (mode == mnemo.ModeText || mode == mnemo.ModeVector):
 		return fs.fail("--fusion, --vector-weight and --depth tune hybrid queries, not --mode %s", mode)
 	}
-	f, err := engine.ParseFilter(*filter)
+	f, err := mnemo.ParseFilter(*filter)
 	if err != nil {
 		return fmt.Errorf("--filter: %w", err)
 	}
@@ -84,8 +83,8 @@ func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	qr := newQuerier(c, *name, mode, engine.Query{K: *k, Ef: *ef, Filter: f,
-		Fusion: engine.Fusion{Method: engine.FusionMethod(*fusion), VectorWeight: *vectorWeight, Depth: *depth}})
+	qr := newQuerier(c, *name, mode, mnemo.Query{K: *k, Ef: *ef, Filter: f,
+		Fusion: mnemo.Fusion{Method: mnemo.FusionMethod(*fusion), VectorWeight: *vectorWeight, Depth: *depth}})
 	if qr.note != "" && (*text != "" && *vecJSON == "" || *queries != "") {
 		fmt.Fprintf(stderr, "mnemo query: note: %s\n", qr.note)
 	}
@@ -117,19 +116,19 @@ func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 // A querier answers queries against one collection with the command's
 // settings. It is not safe for concurrent use.
 type querier struct {
-	c        backend.Collection
+	c        mnemo.Collection
 	name     string
-	mode     engine.Mode  // ModeAuto: chosen per query
-	defaults engine.Query // K, Ef, Filter and Fusion of every query
+	mode     mnemo.Mode  // ModeAuto: chosen per query
+	defaults mnemo.Query // K, Ef, Filter and Fusion of every query
 	emb      embed.Embedder
 	embErr   error  // why emb is nil
 	note     string // what a text without a vector gets here in the default mode, when it is not hybrid
 }
 
-func newQuerier(c backend.Collection, name string, mode engine.Mode, defaults engine.Query) *querier {
+func newQuerier(c mnemo.Collection, name string, mode mnemo.Mode, defaults mnemo.Query) *querier {
 	qr := &querier{c: c, name: name, mode: mode, defaults: defaults}
 	qr.emb, qr.embErr = collectionEmbedder(c.Config())
-	if mode == engine.ModeAuto && errors.Is(qr.embErr, errForeignEmbedder) && !c.Config().Text.Disabled {
+	if mode == mnemo.ModeAuto && errors.Is(qr.embErr, errForeignEmbedder) && !c.Config().Text.Disabled {
 		qr.note = fmt.Sprintf("a text without a vector is matched by its words only (text mode): collection %q was made with the embedder %s, which the command line does not have", name, c.Config().Embedder)
 	}
 	return qr
@@ -140,13 +139,13 @@ func newQuerier(c backend.Collection, name string, mode engine.Mode, defaults en
 type querySpec struct {
 	text   string
 	vector []float32
-	filter *engine.Filter // nil: --filter
-	k      int            // 0: --k
+	filter *mnemo.Filter // nil: --filter
+	k      int           // 0: --k
 }
 
 // answer runs one query and reports whether it had a vector (its hits
 // then have a distance and a similarity).
-func (qr *querier) answer(ctx context.Context, s querySpec) (hits []engine.Hit, withVector bool, err error) {
+func (qr *querier) answer(ctx context.Context, s querySpec) (hits []mnemo.Hit, withVector bool, err error) {
 	q, err := qr.build(ctx, s)
 	if err != nil {
 		return nil, false, badQuery(err)
@@ -157,7 +156,7 @@ func (qr *querier) answer(ctx context.Context, s querySpec) (hits []engine.Hit, 
 
 // build resolves a query's mode and, where the mode needs a vector that
 // was not given, embeds its text.
-func (qr *querier) build(ctx context.Context, s querySpec) (engine.Query, error) {
+func (qr *querier) build(ctx context.Context, s querySpec) (mnemo.Query, error) {
 	q := qr.defaults
 	q.Text, q.Vector = s.text, s.vector
 	if s.filter != nil {
@@ -167,39 +166,39 @@ func (qr *querier) build(ctx context.Context, s querySpec) (engine.Query, error)
 		q.K = s.k
 	}
 	q.Mode = qr.mode
-	auto := q.Mode == engine.ModeAuto
+	auto := q.Mode == mnemo.ModeAuto
 	if auto {
 		switch {
 		case s.text == "":
-			q.Mode = engine.ModeVector
+			q.Mode = mnemo.ModeVector
 		case s.vector != nil:
-			q.Mode = engine.ModeHybrid
+			q.Mode = mnemo.ModeHybrid
 		case qr.c.Config().Text.Disabled:
-			q.Mode = engine.ModeVector // a text alone, answered by its embedding
+			q.Mode = mnemo.ModeVector // a text alone, answered by its embedding
 		case qr.emb != nil:
-			q.Mode = engine.ModeHybrid
+			q.Mode = mnemo.ModeHybrid
 		default:
-			q.Mode = engine.ModeText
+			q.Mode = mnemo.ModeText
 		}
 	}
-	if q.Mode == engine.ModeVector && q.Vector != nil && s.text != "" {
-		return engine.Query{}, errors.New("vector mode takes a vector or a text, not both")
+	if q.Mode == mnemo.ModeVector && q.Vector != nil && s.text != "" {
+		return mnemo.Query{}, errors.New("vector mode takes a vector or a text, not both")
 	}
-	if q.Mode != engine.ModeVector && s.text == "" {
-		return engine.Query{}, fmt.Errorf("%s mode needs a text", q.Mode)
+	if q.Mode != mnemo.ModeVector && s.text == "" {
+		return mnemo.Query{}, fmt.Errorf("%s mode needs a text", q.Mode)
 	}
-	if q.Mode != engine.ModeText && q.Vector == nil {
+	if q.Mode != mnemo.ModeText && q.Vector == nil {
 		v, err := qr.embed(ctx, s.text, q.Mode)
-		if auto && errors.Is(err, errZeroEmbedding) && q.Mode == engine.ModeHybrid {
-			q.Mode = engine.ModeText // nothing to embed: the words alone
+		if auto && errors.Is(err, errZeroEmbedding) && q.Mode == mnemo.ModeHybrid {
+			q.Mode = mnemo.ModeText // nothing to embed: the words alone
 			err = nil
 		}
 		if err != nil {
-			return engine.Query{}, err
+			return mnemo.Query{}, err
 		}
 		q.Vector = v
 	}
-	if q.Mode == engine.ModeVector {
+	if q.Mode == mnemo.ModeVector {
 		q.Text = ""
 	}
 	return q, nil
@@ -207,9 +206,9 @@ func (qr *querier) build(ctx context.Context, s querySpec) (engine.Query, error)
 
 // embed embeds a query text for a query in mode, with the collection's
 // embedder: only that one makes vectors of its space.
-func (qr *querier) embed(ctx context.Context, text string, mode engine.Mode) ([]float32, error) {
+func (qr *querier) embed(ctx context.Context, text string, mode mnemo.Mode) ([]float32, error) {
 	instead := "use --mode text, or give a vector"
-	if mode == engine.ModeVector && qr.c.Config().Text.Disabled {
+	if mode == mnemo.ModeVector && qr.c.Config().Text.Disabled {
 		instead = "give a vector"
 	}
 	switch {
@@ -261,7 +260,7 @@ func (qr *querier) answerFile(file string, in io.Reader, out, stderr io.Writer, 
 			continue
 		}
 		var id json.RawMessage
-		var hits []engine.Hit
+		var hits []mnemo.Hit
 		withVector := false
 		if err == nil {
 			id, hits, withVector, err = qr.answerLine(raw)
@@ -294,7 +293,7 @@ func (qr *querier) answerFile(file string, in io.Reader, out, stderr io.Writer, 
 
 // answerLine parses and runs the query of one non-blank line: its id as
 // given, its hits and whether it had a vector.
-func (qr *querier) answerLine(raw []byte) (json.RawMessage, []engine.Hit, bool, error) {
+func (qr *querier) answerLine(raw []byte) (json.RawMessage, []mnemo.Hit, bool, error) {
 	var ql queryLine
 	if err := decodeLine(raw, &ql); err != nil {
 		return nil, nil, false, badQuery(err)
@@ -310,7 +309,7 @@ func (qr *querier) answerLine(raw []byte) (json.RawMessage, []engine.Hit, bool, 
 		s.k = *ql.K
 	}
 	if len(ql.Filter) > 0 && string(ql.Filter) != "null" {
-		f, err := engine.ParseFilter(string(ql.Filter))
+		f, err := mnemo.ParseFilter(string(ql.Filter))
 		if err != nil {
 			return nil, nil, false, err
 		}
@@ -334,8 +333,8 @@ func isBadQuery(err error) bool {
 	if errors.As(err, new(badQueryError)) {
 		return true
 	}
-	for _, target := range []error{engine.ErrBadQuery, engine.ErrBadFilter, engine.ErrDimension,
-		engine.ErrNonFinite, engine.ErrZeroVector, engine.ErrNormOverflow} {
+	for _, target := range []error{mnemo.ErrBadQuery, mnemo.ErrBadFilter, mnemo.ErrDimension,
+		mnemo.ErrNonFinite, mnemo.ErrZeroVector, mnemo.ErrNormOverflow} {
 		if errors.Is(err, target) {
 			return true
 		}
@@ -366,7 +365,7 @@ type jsonHit struct {
 }
 
 // writeAnswer prints the answer with id (nil: none) as one JSON line.
-func writeAnswer(w io.Writer, id json.RawMessage, hits []engine.Hit, withVector bool) error {
+func writeAnswer(w io.Writer, id json.RawMessage, hits []mnemo.Hit, withVector bool) error {
 	a := jsonAnswer{ID: id, Hits: make([]jsonHit, len(hits))}
 	for i, h := range hits {
 		jh := jsonHit{ID: h.Record.ID, Score: h.Score, Content: h.Record.Content,

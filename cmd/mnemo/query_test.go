@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -46,7 +47,7 @@ func importNotes(t *testing.T) string {
 
 // engineAnswer runs q on the collection directly, embedding q.Text when
 // q's mode needs a vector and has none, as the command line should.
-func engineAnswer(t *testing.T, dir string, q engine.Query) []engine.Hit {
+func engineAnswer(t *testing.T, dir string, q mnemo.Query) []mnemo.Hit {
 	t.Helper()
 	db, err := engine.Open(dir, &engine.Options{MustExist: true, ReadOnly: true})
 	if err != nil {
@@ -57,10 +58,10 @@ func engineAnswer(t *testing.T, dir string, q engine.Query) []engine.Hit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Mode != engine.ModeText && q.Vector == nil {
+	if q.Mode != mnemo.ModeText && q.Vector == nil {
 		q.Vector = defaultHashing(t).Vector(q.Text)
 	}
-	if q.Mode == engine.ModeVector {
+	if q.Mode == mnemo.ModeVector {
 		q.Text = ""
 	}
 	hits, err := c.Query(context.Background(), q)
@@ -85,7 +86,7 @@ func decodeAnswer(t *testing.T, line string) jsonAnswer {
 
 // sameHits compares the command's hits with the engine's: ids, order,
 // scores, ranks and, when the query had a vector, distances.
-func sameHits(t *testing.T, got []jsonHit, want []engine.Hit, withVector bool) {
+func sameHits(t *testing.T, got []jsonHit, want []mnemo.Hit, withVector bool) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%d hits, want %d: %+v", len(got), len(want), got)
@@ -114,23 +115,23 @@ func sameHits(t *testing.T, got []jsonHit, want []engine.Hit, withVector bool) {
 func TestQueryModes(t *testing.T) {
 	dir := importNotes(t)
 	const text = "Paul coffee morning"
-	fusion := engine.Fusion{Method: engine.FusionWeighted, VectorWeight: 0.8, Depth: 4}
+	fusion := mnemo.Fusion{Method: mnemo.FusionWeighted, VectorWeight: 0.8, Depth: 4}
 	tests := []struct {
 		name       string
 		flags      []string
-		q          engine.Query
+		q          mnemo.Query
 		withVector bool
 	}{
-		{"default is hybrid", nil, engine.Query{Mode: engine.ModeHybrid}, true},
-		{"text", []string{"--mode", "text"}, engine.Query{Mode: engine.ModeText}, false},
-		{"vector", []string{"--mode", "vector"}, engine.Query{Mode: engine.ModeVector}, true},
-		{"hybrid", []string{"--mode", "hybrid"}, engine.Query{Mode: engine.ModeHybrid}, true},
+		{"default is hybrid", nil, mnemo.Query{Mode: mnemo.ModeHybrid}, true},
+		{"text", []string{"--mode", "text"}, mnemo.Query{Mode: mnemo.ModeText}, false},
+		{"vector", []string{"--mode", "vector"}, mnemo.Query{Mode: mnemo.ModeVector}, true},
+		{"hybrid", []string{"--mode", "hybrid"}, mnemo.Query{Mode: mnemo.ModeHybrid}, true},
 		{"hybrid weighted, depth", []string{"--fusion", "weighted", "--vector-weight", "0.8", "--depth", "4"},
-			engine.Query{Mode: engine.ModeHybrid, Fusion: fusion}, true},
-		{"hybrid rrf", []string{"--fusion", "rrf"}, engine.Query{Mode: engine.ModeHybrid, Fusion: engine.Fusion{Method: engine.FusionRRF}}, true},
+			mnemo.Query{Mode: mnemo.ModeHybrid, Fusion: fusion}, true},
+		{"hybrid rrf", []string{"--fusion", "rrf"}, mnemo.Query{Mode: mnemo.ModeHybrid, Fusion: mnemo.Fusion{Method: mnemo.FusionRRF}}, true},
 		{"hybrid rrf weighted", []string{"--fusion", "rrf", "--vector-weight", "0.2"},
-			engine.Query{Mode: engine.ModeHybrid, Fusion: engine.Fusion{Method: engine.FusionRRF, VectorWeight: 0.2}}, true},
-		{"filter", []string{"--filter", `{"source": "calendar"}`}, engine.Query{Mode: engine.ModeHybrid, Filter: mustFilter(t, `{"source": "calendar"}`)}, true},
+			mnemo.Query{Mode: mnemo.ModeHybrid, Fusion: mnemo.Fusion{Method: mnemo.FusionRRF, VectorWeight: 0.2}}, true},
+		{"filter", []string{"--filter", `{"source": "calendar"}`}, mnemo.Query{Mode: mnemo.ModeHybrid, Filter: mustFilter(t, `{"source": "calendar"}`)}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -183,12 +184,12 @@ func TestQueryModes(t *testing.T) {
 	}
 	var v []float32
 	json.Unmarshal(vec, &v)
-	sameHits(t, decodeAnswer(t, out.String()).Hits, engineAnswer(t, dir, engine.Query{Mode: engine.ModeHybrid, Vector: v, Text: "search"}), true)
+	sameHits(t, decodeAnswer(t, out.String()).Hits, engineAnswer(t, dir, mnemo.Query{Mode: mnemo.ModeHybrid, Vector: v, Text: "search"}), true)
 }
 
-func mustFilter(t *testing.T, s string) *engine.Filter {
+func mustFilter(t *testing.T, s string) *mnemo.Filter {
 	t.Helper()
-	f, err := engine.ParseFilter(s)
+	f, err := mnemo.ParseFilter(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,13 +214,13 @@ func TestQueryFile(t *testing.T) {
 	json.Unmarshal(vec, &v)
 	wants := []struct {
 		id         string // as printed
-		q          engine.Query
+		q          mnemo.Query
 		withVector bool
 	}{
-		{"1", engine.Query{Mode: engine.ModeHybrid, Text: "Paul coffee morning", K: 10}, true},
-		{`"two"`, engine.Query{Mode: engine.ModeHybrid, Text: "Paul", K: 2, Filter: mustFilter(t, `{"source": "chat"}`)}, true},
-		{"", engine.Query{Mode: engine.ModeHybrid, Text: "Friday", K: 1}, true},
-		{"[3]", engine.Query{Mode: engine.ModeVector, Vector: v, K: 3}, true},
+		{"1", mnemo.Query{Mode: mnemo.ModeHybrid, Text: "Paul coffee morning", K: 10}, true},
+		{`"two"`, mnemo.Query{Mode: mnemo.ModeHybrid, Text: "Paul", K: 2, Filter: mustFilter(t, `{"source": "chat"}`)}, true},
+		{"", mnemo.Query{Mode: mnemo.ModeHybrid, Text: "Friday", K: 1}, true},
+		{"[3]", mnemo.Query{Mode: mnemo.ModeVector, Vector: v, K: 3}, true},
 	}
 	check := func(t *testing.T, out string, n int) {
 		t.Helper()
@@ -260,7 +261,7 @@ func TestQueryFile(t *testing.T) {
 		{"no query", `{"id": 9}`, `no "text" and no "vector"`},
 		{"two values", `{"text": "a"} {"text": "b"}`, "text after the JSON value"},
 		{"invalid UTF-8", "{\"text\": \"caf\xe9\"}", "invalid UTF-8 at byte 14"},
-		{"bad filter", `{"text": "a", "filter": {"x": {"$near": 1}}}`, "engine: bad filter"},
+		{"bad filter", `{"text": "a", "filter": {"x": {"$near": 1}}}`, "mnemo: bad filter"},
 		{"k zero", `{"text": "a", "k": 0}`, "k 0, want > 0"},
 		{"wrong dimension", `{"vector": [1, 0]}`, "query: index: dimension mismatch: got 2, want"},
 		{"not an object", `["text"]`, "json: cannot unmarshal array"},
@@ -334,7 +335,7 @@ func TestQueryErrors(t *testing.T) {
 	}{
 		{[]string{"--vector", "[1, 0]"}, "dimension mismatch"},
 		{[]string{"--vector", "null"}, "--vector: want a JSON array of numbers, got null"},
-		{[]string{"--text", "a", "--filter", `{"$bad": 1}`}, "--filter: engine: bad filter"},
+		{[]string{"--text", "a", "--filter", `{"$bad": 1}`}, "--filter: mnemo: bad filter"},
 		{[]string{"--queries", "no-such-file.jsonl"}, "no-such-file.jsonl"},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -29,11 +30,11 @@ func defaultEmbedder(e embed.Embedder) (embed.Embedder, error) {
 func collection(ctx context.Context, db *engine.DB, name string, e embed.Embedder, create bool) (*engine.Collection, error) {
 	id := e.Identity()
 	c, err := db.Collection(name)
-	if errors.Is(err, engine.ErrCollectionNotFound) {
+	if errors.Is(err, mnemo.ErrCollectionNotFound) {
 		if !create {
 			return nil, nil
 		}
-		cfg := engine.CollectionConfig{Dimension: e.Dimension(), Metric: engine.Cosine, Embedder: id}
+		cfg := mnemo.CollectionConfig{Dimension: e.Dimension(), Metric: mnemo.Cosine, Embedder: id}
 		c, err = db.CreateCollection(ctx, name, cfg)
 	}
 	if err != nil {

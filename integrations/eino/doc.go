@@ -28,7 +28,7 @@
 //     [0, 2]. retriever.WithScoreThreshold keeps documents whose score is at
 //     least the threshold, in [-1, 1].
 //   - WithFilter carries a metadata filter in Chroma's where-syntax
-//     ({"year": {"$gte": 2020}}, $and, $or, $in, ...), as engine.ParseFilter
+//     ({"year": {"$gte": 2020}}, $and, $or, $in, ...), as mnemo.ParseFilter
 //     reads it.
 //   - indexer.WithEmbedding and retriever.WithEmbedding replace the
 //     embedder for one call; it must report a dimension and an identity,

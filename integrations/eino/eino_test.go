@@ -11,6 +11,7 @@ import (
 	"github.com/cloudwego/eino/components/retriever"
 	"github.com/cloudwego/eino/schema"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -127,7 +128,7 @@ func TestScoreThreshold(t *testing.T) {
 func TestFilter(t *testing.T) {
 	ix, r := setup(t, memDB(t))
 	ix.Store(ctx, corpus())
-	f, _ := engine.ParseFilter(`{"year": {"$lt": 2025}}`)
+	f, _ := mnemo.ParseFilter(`{"year": {"$lt": 2025}}`)
 	tests := []struct {
 		name   string
 		filter any
@@ -223,7 +224,7 @@ func TestBadInput(t *testing.T) {
 		{"bad ID", func() error {
 			_, err := ix.Store(ctx, []*schema.Document{{ID: "a\xff", Content: "text"}})
 			return err
-		}(), engine.ErrInvalidID},
+		}(), mnemo.ErrInvalidID},
 		{"top k 0", func() error { _, err := r.Retrieve(ctx, "Paul", retriever.WithTopK(0)); return err }(), ErrInvalid},
 		{"empty query", func() error { _, err := r.Retrieve(ctx, ""); return err }(), ErrEmpty},
 		{"DSL info", func() error { _, err := r.Retrieve(ctx, "Paul", retriever.WithDSLInfo(map[string]any{})); return err }(), ErrInvalid},
@@ -318,20 +319,20 @@ func TestModes(t *testing.T) {
 	if _, err := ix.Store(ctx, corpus()); err != nil {
 		t.Fatal(err)
 	}
-	for mode, want := range map[engine.Mode]int{"": 4, engine.ModeHybrid: 4, engine.ModeVector: 4, engine.ModeText: 1} {
+	for mode, want := range map[mnemo.Mode]int{"": 4, mnemo.ModeHybrid: 4, mnemo.ModeVector: 4, mnemo.ModeText: 1} {
 		docs, err := r.Retrieve(ctx, "bakery", retriever.WithTopK(4), WithMode(mode))
 		if err != nil || len(docs) != want || docs[0].ID != "anna-work" || docs[0].Score() <= 0 {
 			t.Fatalf("mode %q: %q, %v", mode, ids(docs), err)
 		}
 	}
-	text, err := NewRetriever(ctx, db, &RetrieverConfig{Mode: engine.ModeText})
+	text, err := NewRetriever(ctx, db, &RetrieverConfig{Mode: mnemo.ModeText})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if docs, err := text.Retrieve(ctx, "bakery", retriever.WithTopK(4)); err != nil || len(docs) != 1 {
 		t.Fatalf("config mode text: %q, %v", ids(docs), err)
 	}
-	if _, err := r.Retrieve(ctx, "bakery", WithMode("fuzzy")); !errors.Is(err, engine.ErrBadQuery) {
+	if _, err := r.Retrieve(ctx, "bakery", WithMode("fuzzy")); !errors.Is(err, mnemo.ErrBadQuery) {
 		t.Fatalf("unknown mode: %v", err)
 	}
 }

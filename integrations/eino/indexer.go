@@ -8,6 +8,7 @@ import (
 	"github.com/cloudwego/eino/components/indexer"
 	"github.com/cloudwego/eino/schema"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -87,7 +88,7 @@ func (ix *Indexer) Store(ctx context.Context, docs []*schema.Document, opts ...i
 	if err != nil {
 		return nil, err
 	}
-	recs := make([]engine.Record, len(docs))
+	recs := make([]mnemo.Record, len(docs))
 	for i, d := range docs {
 		meta := d.MetaData
 		for _, k := range reserved {
@@ -99,7 +100,7 @@ func (ix *Indexer) Store(ctx context.Context, docs []*schema.Document, opts ...i
 				break
 			}
 		}
-		recs[i] = engine.Record{ID: d.ID, Vector: vs[i], Content: d.Content, Metadata: meta}
+		recs[i] = mnemo.Record{ID: d.ID, Vector: vs[i], Content: d.Content, Metadata: meta}
 	}
 	var ids []string
 	for _, name := range names {

@@ -8,6 +8,7 @@ import (
 	"github.com/cloudwego/eino/components/retriever"
 	"github.com/cloudwego/eino/schema"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -28,10 +29,10 @@ type RetrieverConfig struct {
 	// ScoreThreshold, when set, is the default minimum score, in [-1, 1].
 	ScoreThreshold *float64
 	// Mode is the default retrieval (WithMode sets it per call):
-	// engine.ModeHybrid (the default when empty: the query's words, by
+	// mnemo.ModeHybrid (the default when empty: the query's words, by
 	// BM25 over the collection's full-text index, fused with its
-	// embedding), engine.ModeVector or engine.ModeText.
-	Mode engine.Mode
+	// embedding), mnemo.ModeVector or mnemo.ModeText.
+	Mode mnemo.Mode
 }
 
 // Retriever finds the Eino documents nearest to a query in a mnemo
@@ -42,7 +43,7 @@ type Retriever struct {
 	emb        embed.Embedder
 	topK       int
 	threshold  *float64
-	mode       engine.Mode
+	mode       mnemo.Mode
 }
 
 var _ retriever.Retriever = (*Retriever)(nil)
@@ -86,45 +87,45 @@ func checkSearch(topK int, threshold *float64) error {
 // Options are the Retriever's own call options, set with WithFilter.
 type Options struct {
 	// Filter restricts the documents to those whose metadata it admits.
-	Filter *engine.Filter
+	Filter *mnemo.Filter
 	// Mode overrides RetrieverConfig.Mode for the call.
-	Mode engine.Mode
+	Mode mnemo.Mode
 	// err records a filter that did not parse.
 	err error
 }
 
-// WithMode chooses how a Retrieve retrieves: engine.ModeHybrid,
-// engine.ModeVector or engine.ModeText (see RetrieverConfig.Mode).
-func WithMode(mode engine.Mode) retriever.Option {
+// WithMode chooses how a Retrieve retrieves: mnemo.ModeHybrid,
+// mnemo.ModeVector or mnemo.ModeText (see RetrieverConfig.Mode).
+func WithMode(mode mnemo.Mode) retriever.Option {
 	return retriever.WrapImplSpecificOptFn(func(o *Options) { o.Mode = mode })
 }
 
 // WithFilter restricts a Retrieve to documents whose metadata the filter
 // admits. filter is Chroma's where-syntax as JSON text
 // (`{"year": {"$gte": 2020}}`), a map[string]any of the same shape, or an
-// *engine.Filter; a malformed one makes Retrieve fail with ErrInvalid.
+// *mnemo.Filter; a malformed one makes Retrieve fail with ErrInvalid.
 func WithFilter(filter any) retriever.Option {
 	return retriever.WrapImplSpecificOptFn(func(o *Options) {
 		o.Filter, o.err = filterOf(filter)
 	})
 }
 
-func filterOf(v any) (*engine.Filter, error) {
+func filterOf(v any) (*mnemo.Filter, error) {
 	var (
-		f   *engine.Filter
+		f   *mnemo.Filter
 		err error
 	)
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
-	case *engine.Filter:
+	case *mnemo.Filter:
 		return v, nil
 	case string:
-		f, err = engine.ParseFilter(v)
+		f, err = mnemo.ParseFilter(v)
 	case map[string]any:
-		f, err = engine.NewFilter(v)
+		f, err = mnemo.NewFilter(v)
 	default:
-		err = fmt.Errorf("a filter of type %T, want a string, map[string]any or *engine.Filter", v)
+		err = fmt.Errorf("a filter of type %T, want a string, map[string]any or *mnemo.Filter", v)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: filter: %w", ErrInvalid, err)
@@ -188,20 +189,20 @@ type search struct {
 	text      string // the query text, as the caller wrote it
 	vector    []float32
 	k         int
-	filter    *engine.Filter
+	filter    *mnemo.Filter
 	threshold *float64 // minimum score, nil for none
-	mode      engine.Mode
+	mode      mnemo.Mode
 }
 
 // buildQuery is the one place that decides how the retriever retrieves: the
 // query's words and its embedding fused (hybrid, the default: the
-// collection's full-text index and its vectors, see engine.Query), or one
+// collection's full-text index and its vectors, see mnemo.Query), or one
 // side alone (mode text or vector), restricted by the filter and cut at
 // the minimum similarity. Every hit carries its cosine similarity,
 // whichever side found it, so the score keeps its meaning in every mode.
-func buildQuery(s search) engine.Query {
-	q := engine.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
-	if s.mode == engine.ModeVector {
+func buildQuery(s search) mnemo.Query {
+	q := mnemo.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
+	if s.mode == mnemo.ModeVector {
 		q.Text = ""
 	}
 	if s.threshold != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 )
 
@@ -53,13 +54,13 @@ func BenchmarkRetrieve(b *testing.B) {
 		}
 	})
 	b.Run("engine", func(b *testing.B) {
-		f, _ := engine.NewFilter(map[string]any{"city": "Paris"})
+		f, _ := mnemo.NewFilter(map[string]any{"city": "Paris"})
 		for i := 0; b.Loop(); i++ {
 			vs, err := ds.emb.Embed(ctx, []string{queries[i%len(queries)]})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := ds.c.Query(ctx, engine.Query{Vector: vs[0], K: 4, Filter: f}); err != nil {
+			if _, err := ds.c.Query(ctx, mnemo.Query{Vector: vs[0], K: 4, Filter: f}); err != nil {
 				b.Fatal(err)
 			}
 		}

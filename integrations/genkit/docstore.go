@@ -16,6 +16,7 @@ import (
 	"github.com/firebase/genkit/go/core/api"
 	"github.com/firebase/genkit/go/genkit"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -97,8 +98,8 @@ func newDocStore(db *engine.DB, name string, cfg *Config) (*DocStore, error) {
 	}
 	id := e.Identity()
 	col, err := db.CreateCollection(context.Background(), c.Collection,
-		engine.CollectionConfig{Dimension: e.Dimension(), Metric: engine.Cosine, Embedder: id})
-	if errors.Is(err, engine.ErrCollectionExists) {
+		mnemo.CollectionConfig{Dimension: e.Dimension(), Metric: mnemo.Cosine, Embedder: id})
+	if errors.Is(err, mnemo.ErrCollectionExists) {
 		if old, gerr := db.Collection(c.Collection); gerr == nil && old.Config().Embedder != id {
 			return nil, fmt.Errorf("%w: collection %q was built with %q, opened with %q", embed.ErrMismatch, c.Collection, old.Config().Embedder, id)
 		}
@@ -130,7 +131,7 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) ([]string, e
 		return nil, nil
 	}
 	texts := make([]string, len(docs))
-	recs := make([]engine.Record, len(docs))
+	recs := make([]mnemo.Record, len(docs))
 	for i, d := range docs {
 		t, err := text(d)
 		if err != nil {
@@ -147,7 +148,7 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) ([]string, e
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		texts[i] = t
-		recs[i] = engine.Record{ID: id, Content: t, Metadata: meta}
+		recs[i] = mnemo.Record{ID: id, Content: t, Metadata: meta}
 	}
 	vs, err := embedTexts(ctx, ds.emb, "document", texts)
 	if err != nil {
@@ -166,7 +167,7 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) ([]string, e
 
 // dedupe drops repeated records (equal documents have equal IDs), which
 // one engine batch refuses.
-func dedupe(recs []engine.Record) []engine.Record {
+func dedupe(recs []mnemo.Record) []mnemo.Record {
 	seen := make(map[string]bool, len(recs))
 	out := recs[:0:0]
 	for _, r := range recs {
@@ -209,7 +210,7 @@ type RetrieverOptions struct {
 	// Mode is how the retriever retrieves: "hybrid" (the default when
 	// empty: the query's words, by BM25 over the collection's full-text
 	// index, fused with its embedding), "vector" or "text".
-	Mode engine.Mode `json:"mode,omitempty"`
+	Mode mnemo.Mode `json:"mode,omitempty"`
 }
 
 func retrieverOptions(v any) (RetrieverOptions, error) {
@@ -288,20 +289,20 @@ type search struct {
 	text     string // the query text, as the caller wrote it
 	vector   []float32
 	k        int
-	filter   *engine.Filter
+	filter   *mnemo.Filter
 	minScore *float64 // nil for none
-	mode     engine.Mode
+	mode     mnemo.Mode
 }
 
 // buildQuery is the one place that decides how the retriever retrieves: the
 // query's words and its embedding fused (hybrid, the default: the
-// collection's full-text index and its vectors, see engine.Query), or one
+// collection's full-text index and its vectors, see mnemo.Query), or one
 // side alone (mode text or vector), restricted by the filter and cut at
 // the minimum similarity. Every hit carries its cosine similarity,
 // whichever side found it, so the score keeps its meaning in every mode.
-func buildQuery(s search) engine.Query {
-	q := engine.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
-	if s.mode == engine.ModeVector {
+func buildQuery(s search) mnemo.Query {
+	q := mnemo.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
+	if s.mode == mnemo.ModeVector {
 		q.Text = ""
 	}
 	if s.minScore != nil {
@@ -311,22 +312,22 @@ func buildQuery(s search) engine.Query {
 	return q
 }
 
-func filterOf(v any) (*engine.Filter, error) {
+func filterOf(v any) (*mnemo.Filter, error) {
 	var (
-		f   *engine.Filter
+		f   *mnemo.Filter
 		err error
 	)
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
-	case *engine.Filter:
+	case *mnemo.Filter:
 		return v, nil
 	case string:
-		f, err = engine.ParseFilter(v)
+		f, err = mnemo.ParseFilter(v)
 	default:
 		var b []byte
 		if b, err = json.Marshal(v); err == nil {
-			f, err = engine.ParseFilter(string(b))
+			f, err = mnemo.ParseFilter(string(b))
 		}
 	}
 	if err != nil {

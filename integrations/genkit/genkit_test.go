@@ -9,6 +9,7 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -137,7 +138,7 @@ func TestFilter(t *testing.T) {
 	g, ds, r := setup(t, memDB(t))
 	Index(ctx, corpus(), ds)
 	c := texts(corpus())
-	f, _ := engine.ParseFilter(`{"year": {"$lt": 2025}}`)
+	f, _ := mnemo.ParseFilter(`{"year": {"$lt": 2025}}`)
 	tests := []struct {
 		name   string
 		filter any
@@ -274,7 +275,7 @@ func TestModes(t *testing.T) {
 	if err := Index(ctx, corpus(), ds); err != nil {
 		t.Fatal(err)
 	}
-	for mode, want := range map[engine.Mode]int{"": 4, engine.ModeHybrid: 4, engine.ModeVector: 4, engine.ModeText: 1} {
+	for mode, want := range map[mnemo.Mode]int{"": 4, mnemo.ModeHybrid: 4, mnemo.ModeVector: 4, mnemo.ModeText: 1} {
 		docs := retrieve(t, g, r, "bakery", &RetrieverOptions{K: 4, Mode: mode})
 		if got := texts(docs); len(got) != want || got[0] != texts(corpus())[1] || score(docs[0]) <= 0 {
 			t.Fatalf("mode %q: %q", mode, got)

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/vectorstores"
-
-	"github.com/mnemodb/mnemo/engine"
 )
 
 // benchDocs returns n short synthetic documents.
@@ -51,13 +50,13 @@ func BenchmarkSearch(b *testing.B) {
 	})
 	b.Run("engine", func(b *testing.B) {
 		c, _ := s.DB().Collection(DefaultCollection)
-		f, _ := engine.NewFilter(filter)
+		f, _ := mnemo.NewFilter(filter)
 		for i := 0; b.Loop(); i++ {
 			vs, err := s.emb.Embed(ctx, []string{queries[i%len(queries)]})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := c.Query(ctx, engine.Query{Vector: vs[0], K: 4, Filter: f}); err != nil {
+			if _, err := c.Query(ctx, mnemo.Query{Vector: vs[0], K: 4, Filter: f}); err != nil {
 				b.Fatal(err)
 			}
 		}

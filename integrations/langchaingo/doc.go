@@ -24,7 +24,7 @@
 //   - vectorstores.WithFilters takes Chroma's where-syntax
 //     ({"year": {"$gte": 2020}}, $and, $or, $in, ...): a map[string]any
 //     or any Go value that encodes to such a JSON object, its JSON text as a
-//     string, or an *engine.Filter;
+//     string, or an *mnemo.Filter;
 //   - vectorstores.WithEmbedder replaces the store's embedder for one call.
 //     It must carry a dimension and an identity, which langchaingo's
 //     embeddings.Embedder lacks: pass an *Embedder or a *ForeignEmbedder.

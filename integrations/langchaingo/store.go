@@ -13,6 +13,7 @@ import (
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/vectorstores"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -29,12 +30,12 @@ type Options struct {
 	// the offline embedder. A langchaingo embedder goes through
 	// NewForeignEmbedder.
 	Embedder embed.Embedder
-	// Mode is how SimilaritySearch retrieves: engine.ModeHybrid (the
+	// Mode is how SimilaritySearch retrieves: mnemo.ModeHybrid (the
 	// default when empty: the query's words, by BM25 over the
 	// collection's full-text index, fused with its embedding),
-	// engine.ModeVector or engine.ModeText. langchaingo's options have no
+	// mnemo.ModeVector or mnemo.ModeText. langchaingo's options have no
 	// place for it, so it is the store's.
-	Mode engine.Mode
+	Mode mnemo.Mode
 }
 
 // Store is a langchaingo vector store on a mnemo database. It is safe for
@@ -44,7 +45,7 @@ type Store struct {
 	ownDB      bool
 	collection string
 	emb        embed.Embedder
-	mode       engine.Mode
+	mode       mnemo.Mode
 }
 
 var _ vectorstores.VectorStore = (*Store)(nil)
@@ -105,7 +106,7 @@ func (s *Store) DB() *engine.DB { return s.db }
 type call struct {
 	collection string
 	emb        embed.Embedder
-	filter     *engine.Filter
+	filter     *mnemo.Filter
 	threshold  *float32
 	dedup      func(context.Context, schema.Document) bool
 }
@@ -142,32 +143,32 @@ func (s *Store) resolve(options []vectorstores.Option) (call, error) {
 }
 
 // filterOf turns vectorstores.WithFilters' value into an engine filter:
-// an *engine.Filter, its JSON text, or a Go value that encodes to it (a
+// an *mnemo.Filter, its JSON text, or a Go value that encodes to it (a
 // map[string]any is read directly when it holds only the types
-// engine.NewFilter takes, and through JSON otherwise).
-func filterOf(v any) (*engine.Filter, error) {
+// mnemo.NewFilter takes, and through JSON otherwise).
+func filterOf(v any) (*mnemo.Filter, error) {
 	var (
-		f   *engine.Filter
+		f   *mnemo.Filter
 		err error
 	)
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
-	case *engine.Filter:
+	case *mnemo.Filter:
 		return v, nil
 	case string:
-		f, err = engine.ParseFilter(v)
+		f, err = mnemo.ParseFilter(v)
 	case json.RawMessage:
-		f, err = engine.ParseFilter(string(v))
+		f, err = mnemo.ParseFilter(string(v))
 	default:
 		if m, ok := v.(map[string]any); ok {
-			if f, err = engine.NewFilter(m); err == nil {
+			if f, err = mnemo.NewFilter(m); err == nil {
 				return f, nil
 			}
 		}
 		var b []byte
 		if b, err = json.Marshal(v); err == nil {
-			f, err = engine.ParseFilter(string(b))
+			f, err = mnemo.ParseFilter(string(b))
 		}
 	}
 	if err != nil {
@@ -181,11 +182,11 @@ func filterOf(v any) (*engine.Filter, error) {
 func (s *Store) open(ctx context.Context, c call, create bool) (*engine.Collection, error) {
 	id := c.emb.Identity()
 	col, err := s.db.Collection(c.collection)
-	if errors.Is(err, engine.ErrCollectionNotFound) {
+	if errors.Is(err, mnemo.ErrCollectionNotFound) {
 		if !create {
 			return nil, nil
 		}
-		cfg := engine.CollectionConfig{Dimension: c.emb.Dimension(), Metric: engine.Cosine, Embedder: id}
+		cfg := mnemo.CollectionConfig{Dimension: c.emb.Dimension(), Metric: mnemo.Cosine, Embedder: id}
 		col, err = s.db.CreateCollection(ctx, c.collection, cfg)
 	}
 	if err != nil {
@@ -232,12 +233,12 @@ func (s *Store) AddDocuments(ctx context.Context, docs []schema.Document, option
 	if len(vs) != len(texts) {
 		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vs), len(texts))
 	}
-	recs := make([]engine.Record, len(kept))
+	recs := make([]mnemo.Record, len(kept))
 	for i, d := range kept {
 		if embed.IsZero(vs[i]) {
 			return nil, fmt.Errorf("document %d: %w: nothing to embed (the embedder maps it to the zero vector)", i, ErrEmpty)
 		}
-		recs[i] = engine.Record{Vector: vs[i], Content: d.PageContent, Metadata: d.Metadata}
+		recs[i] = mnemo.Record{Vector: vs[i], Content: d.PageContent, Metadata: d.Metadata}
 	}
 	col, err := s.open(ctx, c, true)
 	if err != nil {
@@ -287,20 +288,20 @@ type search struct {
 	text      string // the query text, as the user wrote it
 	vector    []float32
 	k         int
-	filter    *engine.Filter
+	filter    *mnemo.Filter
 	threshold *float32 // minimum score, nil for none
-	mode      engine.Mode
+	mode      mnemo.Mode
 }
 
 // buildQuery is the one place that decides how the store retrieves: the
 // query's words and its embedding fused (hybrid, the default: the
-// collection's full-text index and its vectors, see engine.Query), or one
+// collection's full-text index and its vectors, see mnemo.Query), or one
 // side alone (mode text or vector), restricted by the filter and cut at
 // the minimum similarity. Every hit carries its cosine similarity,
 // whichever side found it, so the score keeps its meaning in every mode.
-func buildQuery(s search) engine.Query {
-	q := engine.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
-	if s.mode == engine.ModeVector {
+func buildQuery(s search) mnemo.Query {
+	q := mnemo.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
+	if s.mode == mnemo.ModeVector {
 		q.Text = ""
 	}
 	q.MinSimilarity = s.threshold
@@ -316,7 +317,7 @@ func (s *Store) Delete(ctx context.Context, ids []string, options ...vectorstore
 		return 0, err
 	}
 	col, err := s.db.Collection(c.collection)
-	if errors.Is(err, engine.ErrCollectionNotFound) {
+	if errors.Is(err, mnemo.ErrCollectionNotFound) {
 		return 0, nil
 	}
 	if err != nil {

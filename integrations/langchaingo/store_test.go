@@ -10,7 +10,7 @@ import (
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/vectorstores"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
@@ -120,7 +120,7 @@ func TestScoreThreshold(t *testing.T) {
 func TestFilters(t *testing.T) {
 	s := newStore(t)
 	add(t, s, corpus)
-	f, _ := engine.ParseFilter(`{"year": {"$lt": 2025}}`)
+	f, _ := mnemo.ParseFilter(`{"year": {"$lt": 2025}}`)
 	tests := []struct {
 		name   string
 		filter any
@@ -235,7 +235,7 @@ func TestBadInput(t *testing.T) {
 		{"metadata JSON cannot carry", func() error {
 			_, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "x", Metadata: map[string]any{"f": func() {}}}})
 			return err
-		}(), engine.ErrInvalidRecord},
+		}(), mnemo.ErrInvalidRecord},
 		{"nil database", func() error { _, err := NewStore(nil, nil); return err }(), ErrInvalid},
 	}
 	for _, tt := range tests {
@@ -326,9 +326,9 @@ func TestPersistence(t *testing.T) {
 // words alone (only documents holding a query word) or vectors alone.
 func TestModes(t *testing.T) {
 	for _, tc := range []struct {
-		mode engine.Mode
+		mode mnemo.Mode
 		want int // documents found for "bakery" with k 4
-	}{{"", 4}, {engine.ModeHybrid, 4}, {engine.ModeVector, 4}, {engine.ModeText, 1}} {
+	}{{"", 4}, {mnemo.ModeHybrid, 4}, {mnemo.ModeVector, 4}, {mnemo.ModeText, 1}} {
 		s, err := OpenStore("", &Options{Mode: tc.mode})
 		if err != nil {
 			t.Fatal(err)
@@ -343,7 +343,7 @@ func TestModes(t *testing.T) {
 	s, _ := OpenStore("", &Options{Mode: "fuzzy"})
 	defer s.Close()
 	add(t, s, corpus)
-	if _, err := s.SimilaritySearch(ctx, "bakery", 4); !errors.Is(err, engine.ErrBadQuery) {
+	if _, err := s.SimilaritySearch(ctx, "bakery", 4); !errors.Is(err, mnemo.ErrBadQuery) {
 		t.Fatalf("unknown mode: %v", err)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 )
 
 // TestDefaultNames: the defaults are the original's names. Before, a
@@ -55,8 +55,8 @@ func TestLegacyDefaultCollection(t *testing.T) {
 	if res, err := v.Query(ctx, "dog"); err != nil || len(res.Results) != 1 {
 		t.Fatalf("Query on the earlier default = %+v, %v", res, err)
 	}
-	if _, err := v.db.CreateCollection(ctx, DefaultCollection, engine.CollectionConfig{
-		Dimension: v.space.Embedder().Dimension(), Metric: engine.Cosine, Embedder: v.space.Embedder().Identity()}); err != nil {
+	if _, err := v.db.CreateCollection(ctx, DefaultCollection, mnemo.CollectionConfig{
+		Dimension: v.space.Embedder().Dimension(), Metric: mnemo.Cosine, Embedder: v.space.Embedder().Identity()}); err != nil {
 		t.Fatal(err)
 	}
 	v.Close()

@@ -10,14 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/internal/memtest"
 	"github.com/mnemodb/mnemo/postgres"
 	"github.com/mnemodb/mnemo/postgres/pgtest"
 )
 
-func mustVector(t *testing.T, s backend.Store, opts *VectorOptions) *VectorMemory {
+func mustVector(t *testing.T, s mnemo.Store, opts *VectorOptions) *VectorMemory {
 	t.Helper()
 	v, err := NewVectorStore(ctx, s, opts)
 	if err != nil {
@@ -92,7 +91,7 @@ func TestDropKeepsOtherHandles(t *testing.T) {
 // query's embedding), not a constant, and the threshold applies to them.
 func TestTextModeScores(t *testing.T) {
 	s := memtest.Store(t)
-	v := mustVector(t, s, &VectorOptions{Mode: engine.ModeText, K: 5, Neighbors: new(float32(0))})
+	v := mustVector(t, s, &VectorOptions{Mode: mnemo.ModeText, K: 5, Spread: new(float32(0))})
 	for _, text := range []string{"pasta with pesto sauce", "pasta with tomato sauce and basil and garlic", "the pasta", "a bicycle with pasta stickers on its frame and wheels"} {
 		mustAdd(t, v, text)
 	}
@@ -108,7 +107,7 @@ func TestTextModeScores(t *testing.T) {
 		t.Fatalf("text mode scores %v: want 4 different scores in (0.5, 1)", scores)
 	}
 	mid := float32((slices.Min(scores) + slices.Max(scores)) / 2)
-	th := mustVector(t, s, &VectorOptions{Mode: engine.ModeText, K: 5, Neighbors: new(float32(0)), Threshold: &mid})
+	th := mustVector(t, s, &VectorOptions{Mode: mnemo.ModeText, K: 5, Spread: new(float32(0)), Threshold: &mid})
 	res, err = th.Query(ctx, "pasta with pesto")
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +118,7 @@ func TestTextModeScores(t *testing.T) {
 }
 
 // TestCollectionKinds: memories of different kinds that pick the same
-// collection name are refused with backend.ErrCollectionKind, whichever
+// collection name are refused with mnemo.ErrCollectionKind, whichever
 // comes first, and the first keeps working.
 func TestCollectionKinds(t *testing.T) {
 	s := memtest.Store(t)
@@ -128,8 +127,8 @@ func TestCollectionKinds(t *testing.T) {
 	if _, err := s.CreateCollection(ctx, "agent.texts", v.c.Get().Config()); err != nil {
 		t.Fatalf("the same kind again: %v", err)
 	}
-	other := engine.CollectionConfig{Dimension: 384, Kind: "toolmem.texts"}
-	if _, err := s.CreateCollection(ctx, "agent.texts", other); !errors.Is(err, engine.ErrCollectionExists) {
+	other := mnemo.CollectionConfig{Dimension: 384, Kind: "toolmem.texts"}
+	if _, err := s.CreateCollection(ctx, "agent.texts", other); !errors.Is(err, mnemo.ErrCollectionExists) {
 		t.Fatalf("another kind's config: %v, want ErrCollectionExists", err)
 	}
 	// A collection another kind made, with the same embedder.
@@ -138,7 +137,7 @@ func TestCollectionKinds(t *testing.T) {
 	if _, err := s.CreateCollection(ctx, "conv.rounds", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewVectorStore(ctx, s, &VectorOptions{Collection: "conv.rounds"}); !errors.Is(err, backend.ErrCollectionKind) {
+	if _, err := NewVectorStore(ctx, s, &VectorOptions{Collection: "conv.rounds"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Fatalf("a window's rounds opened as a chat memory: %v, want ErrCollectionKind", err)
 	}
 	if got := queried(t, v, "kept"); !slices.Equal(got, []string{"kept"}) {

@@ -9,8 +9,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -19,7 +19,7 @@ import (
 // relevant to a model context. A query is hybrid by default: its words
 // (BM25 over the collection's full-text index) and its embedding are
 // fused, and a match lifts the contents stored just before and after it
-// (VectorOptions.Neighbors). Scores are 1 - d/2 for cosine distance d, in
+// (VectorOptions.Spread). Scores are 1 - d/2 for cosine distance d, in
 // [0, 1], as the Chroma-backed original, whichever side found the
 // content; a Threshold keeps scores at or above it. JSON contents are embedded as their canonical JSON text (the
 // original lower-cases it; we do not) and come back as objects; binary and
@@ -33,9 +33,9 @@ import (
 // may survive it); when another handle drops the collection, the next call
 // creates it again, empty. A call that returns an error changed nothing.
 // The collection is marked as a chat memory's (KindVector); another kind of
-// memory of the same name is refused with backend.ErrCollectionKind.
+// memory of the same name is refused with mnemo.ErrCollectionKind.
 type VectorMemory struct {
-	db        backend.Store
+	db        mnemo.Store
 	ownDB     bool
 	name      string
 	space     *textvec.Space
@@ -58,20 +58,20 @@ type VectorOptions struct {
 	Threshold *float32
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
-	// Mode is how queries retrieve: engine.ModeHybrid (the default when
-	// empty: words and embedding fused), engine.ModeVector or
-	// engine.ModeText.
-	Mode engine.Mode
-	// Neighbors is the share of a match's score that the contents stored
+	// Mode is how queries retrieve: mnemo.ModeHybrid (the default when
+	// empty: words and embedding fused), mnemo.ModeVector or
+	// mnemo.ModeText.
+	Mode mnemo.Mode
+	// Spread is the share of a match's score that the contents stored
 	// up to two places before and after it get, as new(float32(x)) in
 	// [0, 1]; nil means 0.5, 0 turns it off (see toolmem.Options).
-	Neighbors *float32
+	Spread *float32
 }
 
 // MaxMetadataDepth is how deeply a Content's Metadata may nest objects and
 // arrays in a VectorMemory: one level less than the database allows in a
 // record's metadata.
-const MaxMetadataDepth = engine.MaxMetadataDepth - 1
+const MaxMetadataDepth = mnemo.MaxMetadataDepth - 1
 
 // OpenVector opens (or creates) a vector memory in its own database in
 // dir; an empty dir means in memory only. Close closes the database.
@@ -99,13 +99,13 @@ func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
 // keeps using it, so databases made before keep their memories. Name
 // tells which one is in use.
 func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
-	return NewVectorStore(context.Background(), backend.Embedded(db), opts)
+	return NewVectorStore(context.Background(), db.Store(), opts)
 }
 
 // NewVectorStore returns a vector memory in db (the embedded engine, or a
 // server such as package postgres provides), creating its collection if
 // needed; ctx bounds that. The caller keeps ownership of db.
-func NewVectorStore(ctx context.Context, db backend.Store, opts *VectorOptions) (*VectorMemory, error) {
+func NewVectorStore(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*VectorMemory, error) {
 	var o VectorOptions
 	if opts != nil {
 		o = *opts
@@ -122,7 +122,7 @@ func NewVectorStore(ctx context.Context, db backend.Store, opts *VectorOptions) 
 	if err := textvec.CheckCutoff(ErrInvalid, "Threshold", o.Threshold, math.Inf(-1), math.Inf(1)); err != nil {
 		return nil, err
 	}
-	r := textvec.Retrieval{Mode: o.Mode, Neighbors: o.Neighbors}
+	r := textvec.Retrieval{Mode: o.Mode, Spread: o.Spread}
 	if err := r.Check(ErrInvalid); err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func NewVectorStore(ctx context.Context, db backend.Store, opts *VectorOptions) 
 }
 
 // KindVector is the kind of a VectorMemory's collection
-// (engine.CollectionConfig.Kind).
+// (mnemo.CollectionConfig.Kind).
 const KindVector = "chat.vector"
 
 // Default collection names of a VectorMemory.
@@ -149,7 +149,7 @@ const (
 
 // defaultCollection picks the collection of a VectorMemory opened without
 // a name (see NewVector).
-func defaultCollection(ctx context.Context, db backend.Store) string {
+func defaultCollection(ctx context.Context, db mnemo.Store) string {
 	if db == nil {
 		return DefaultCollection
 	}
@@ -187,8 +187,8 @@ func (v *VectorMemory) Add(ctx context.Context, c Content) error {
 	if c.Metadata != nil {
 		meta["metadata"] = maps.Clone(c.Metadata)
 	}
-	_, err = v.space.Insert(ctx, v.c, engine.Record{Vector: vec, Content: t, Metadata: meta})
-	if errors.Is(err, engine.ErrInvalidRecord) {
+	_, err = v.space.Insert(ctx, v.c, mnemo.Record{Vector: vec, Content: t, Metadata: meta})
+	if errors.Is(err, mnemo.ErrInvalidRecord) {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err
@@ -234,7 +234,7 @@ func (v *VectorMemory) Query(ctx context.Context, query any) (QueryResult, error
 	return out, nil
 }
 
-func fromRecord(r engine.Record, score float32) Content {
+func fromRecord(r mnemo.Record, score float32) Content {
 	c := Content{Content: r.Content}
 	c.MimeType, _ = r.Metadata["mime_type"].(string)
 	if isJSON, _ := r.Metadata["json"].(bool); isJSON {
@@ -281,9 +281,9 @@ func (v *VectorMemory) UpdateContext(ctx context.Context, mc ModelContext) (Upda
 // collection stays, so other handles on the same memory keep working; a
 // content they add while Clear runs may survive it.
 func (v *VectorMemory) Clear(ctx context.Context) error {
-	return v.c.Do(ctx, func(c backend.Collection) error {
+	return v.c.Do(ctx, func(c mnemo.Collection) error {
 		var ids []string
-		err := textvec.ScanPages(ctx, c, "", func(page []engine.Record) error {
+		err := textvec.ScanPages(ctx, c, "", func(page []mnemo.Record) error {
 			for _, r := range page {
 				ids = append(ids, r.ID)
 			}

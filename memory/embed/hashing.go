@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mnemodb/mnemo/engine/analysis"
+	"github.com/mnemodb/mnemo/analysis"
 )
 
 // Hashing is the offline default embedder. Version 2 (NewHashing), for

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -24,7 +24,7 @@ import (
 // embedding fused; documents have no order, so no neighbour spreading.
 type docIndex struct {
 	db    *engine.DB
-	c     backend.Collection
+	c     mnemo.Collection
 	space *textvec.Space
 
 	// mu serialises sync-then-query, so concurrent searches each query
@@ -42,7 +42,7 @@ func newDocIndex(e embed.Embedder) (*docIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := space.Collection(context.Background(), backend.Embedded(db), "documents", "store.documents")
+	c, err := space.Collection(context.Background(), db.Store(), "documents", "store.documents")
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -77,14 +77,14 @@ func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
 		if len(vecs) != len(texts) {
 			return fmt.Errorf("%w: %s returned %d vectors for %d documents", embed.ErrResponse, x.space.Embedder().Identity(), len(vecs), len(texts))
 		}
-		var recs []engine.Record
+		var recs []mnemo.Record
 		var indexed, blank []string
 		for i, p := range stale {
 			if embed.IsZero(vecs[i]) {
 				blank = append(blank, p)
 				continue
 			}
-			recs = append(recs, engine.Record{ID: docID(p), Vector: vecs[i], Content: docs[p], Metadata: map[string]any{"path": p}})
+			recs = append(recs, mnemo.Record{ID: docID(p), Vector: vecs[i], Content: docs[p], Metadata: map[string]any{"path": p}})
 			indexed = append(indexed, p)
 		}
 		if _, err := x.c.Upsert(ctx, recs...); err != nil {
@@ -163,7 +163,7 @@ func (x *docIndex) search(ctx context.Context, docs map[string]string, query str
 	if err := x.sync(ctx, docs); err != nil {
 		return nil, err
 	}
-	hits, err := x.space.Search(ctx, x.c, textvec.Retrieval{Neighbors: new(float32(0))}, query, n, nil, nil)
+	hits, err := x.space.Search(ctx, x.c, textvec.Retrieval{Spread: new(float32(0))}, query, n, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/chat"
 	"github.com/mnemodb/mnemo/memory/internal/memtest"
 	"github.com/mnemodb/mnemo/memory/toolmem"
@@ -14,7 +13,7 @@ import (
 )
 
 // TestCollectionKindsAcrossAdapters: memories that pick one another's
-// collection names are refused with backend.ErrCollectionKind, and the
+// collection names are refused with mnemo.ErrCollectionKind, and the
 // memory that was there first keeps its contents.
 func TestCollectionKindsAcrossAdapters(t *testing.T) {
 	s := memtest.Store(t)
@@ -25,10 +24,10 @@ func TestCollectionKindsAcrossAdapters(t *testing.T) {
 	if _, err := tools.Store(ctx, toolmem.Entry{Question: "weather in Paris", ToolName: "get_weather"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewSemanticStore(ctx, s, &SemanticOptions{Collection: "agent.tools"}); !errors.Is(err, backend.ErrCollectionKind) {
+	if _, err := NewSemanticStore(ctx, s, &SemanticOptions{Collection: "agent.tools"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Errorf("a fact store over the tool memory's tools: %v, want ErrCollectionKind", err)
 	}
-	if _, err := chat.NewVectorStore(ctx, s, &chat.VectorOptions{Collection: "agent.texts"}); !errors.Is(err, backend.ErrCollectionKind) {
+	if _, err := chat.NewVectorStore(ctx, s, &chat.VectorOptions{Collection: "agent.texts"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Errorf("a chat memory over the tool memory's texts: %v, want ErrCollectionKind", err)
 	}
 	w, err := window.NewStoredIn(ctx, s, "conv", 100, &window.Options{Recall: true})
@@ -39,10 +38,10 @@ func TestCollectionKindsAcrossAdapters(t *testing.T) {
 	if err := w.Record(ctx, window.Message{Role: window.User, Content: "my locker code is 4711"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chat.NewVectorStore(ctx, s, &chat.VectorOptions{Collection: "conv.rounds"}); !errors.Is(err, backend.ErrCollectionKind) {
+	if _, err := chat.NewVectorStore(ctx, s, &chat.VectorOptions{Collection: "conv.rounds"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Errorf("a chat memory over a window's rounds: %v, want ErrCollectionKind", err)
 	}
-	if _, err := NewSemanticStore(ctx, s, &SemanticOptions{Collection: "conv.messages"}); !errors.Is(err, backend.ErrCollectionKind) {
+	if _, err := NewSemanticStore(ctx, s, &SemanticOptions{Collection: "conv.messages"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Errorf("a fact store over a window's messages: %v, want ErrCollectionKind", err)
 	}
 	facts, err := NewSemanticStore(ctx, s, &SemanticOptions{Collection: "facts"})
@@ -70,7 +69,7 @@ func TestCollectionKindsAcrossAdapters(t *testing.T) {
 // cosine distance to the query (it was always 0), so MaxDistance means
 // what it means in the other modes.
 func TestSemanticTextModeDistances(t *testing.T) {
-	s, err := NewSemanticStore(ctx, memtest.Store(t), &SemanticOptions{Mode: engine.ModeText, Neighbors: new(float32(0))})
+	s, err := NewSemanticStore(ctx, memtest.Store(t), &SemanticOptions{Mode: mnemo.ModeText, Spread: new(float32(0))})
 	if err != nil {
 		t.Fatal(err)
 	}

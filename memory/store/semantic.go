@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
@@ -21,7 +21,7 @@ import (
 // default) and kept in an engine collection with a full-text index. Search
 // is hybrid by default: the query's words (BM25) and its embedding are
 // fused, and a match lifts the facts stored just before and after it
-// (SemanticOptions.Neighbors); hits come best first, each with its cosine
+// (SemanticOptions.Spread); hits come best first, each with its cosine
 // distance to the query. When MaxDistance is set, hits farther than it
 // are dropped, whichever side found them (distance in [0, 2]; a fact
 // exactly at the cutoff is kept). A Semantic is safe for concurrent use by
@@ -31,10 +31,10 @@ import (
 // may share a collection: every call reads and writes the store. A call
 // that returns an error changed nothing. The collection is marked as a
 // fact store's (KindSemantic); another kind of memory of the same name is
-// refused with backend.ErrCollectionKind. When another handle drops the
+// refused with mnemo.ErrCollectionKind. When another handle drops the
 // collection, the next call creates it again, empty.
 type Semantic struct {
-	db    backend.Store
+	db    mnemo.Store
 	ownDB bool
 	c     *textvec.Bound
 	space *textvec.Space
@@ -54,14 +54,14 @@ type SemanticOptions struct {
 	// MaxDistance, when set (as new(float32(d))), is the cosine-distance
 	// cutoff of Search, in [0, 2]: facts farther than it are dropped.
 	MaxDistance *float32
-	// Mode is how searches retrieve: engine.ModeHybrid (the default when
-	// empty: words and embedding fused), engine.ModeVector or
-	// engine.ModeText.
-	Mode engine.Mode
-	// Neighbors is the share of a match's score that the facts stored up
+	// Mode is how searches retrieve: mnemo.ModeHybrid (the default when
+	// empty: words and embedding fused), mnemo.ModeVector or
+	// mnemo.ModeText.
+	Mode mnemo.Mode
+	// Spread is the share of a match's score that the facts stored up
 	// to two places before and after it get, as new(float32(x)) in
 	// [0, 1]; nil means 0.5, 0 turns it off (see toolmem.Options).
-	Neighbors *float32
+	Spread *float32
 }
 
 // OpenSemantic opens (or creates) a fact store in its own database in dir;
@@ -84,17 +84,17 @@ func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
 // needed. The caller keeps ownership of db: Close leaves it open, so one
 // database can hold every memory of an agent.
 func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
-	return NewSemanticStore(context.Background(), backend.Embedded(db), opts)
+	return NewSemanticStore(context.Background(), db.Store(), opts)
 }
 
 // KindSemantic is the kind of a Semantic store's collection
-// (engine.CollectionConfig.Kind).
+// (mnemo.CollectionConfig.Kind).
 const KindSemantic = "store.semantic"
 
 // NewSemanticStore returns a fact store in db (the embedded engine, or a
 // server such as package postgres provides), creating its collection if
 // needed; ctx bounds that. The caller keeps ownership of db.
-func NewSemanticStore(ctx context.Context, db backend.Store, opts *SemanticOptions) (*Semantic, error) {
+func NewSemanticStore(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*Semantic, error) {
 	var o SemanticOptions
 	if opts != nil {
 		o = *opts
@@ -105,7 +105,7 @@ func NewSemanticStore(ctx context.Context, db backend.Store, opts *SemanticOptio
 	if err := textvec.CheckCutoff(ErrInvalid, "MaxDistance", o.MaxDistance, 0, 2); err != nil {
 		return nil, err
 	}
-	r := textvec.Retrieval{Mode: o.Mode, Neighbors: o.Neighbors}
+	r := textvec.Retrieval{Mode: o.Mode, Spread: o.Spread}
 	if err := r.Check(ErrInvalid); err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func (s *Semantic) Store(ctx context.Context, content string) error {
 }
 
 // Add saves a fact with metadata (JSON-compatible values, as
-// engine.Record.Metadata; nil for none) and returns its new ID. meta is
+// mnemo.Record.Metadata; nil for none) and returns its new ID. meta is
 // copied. The key "mnemo.pos" is reserved: the store keeps the fact's place
 // in the order of storing there.
 func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any) (string, error) {
@@ -159,8 +159,8 @@ func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any)
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.space.Insert(ctx, s.c, engine.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
-		if errors.Is(err, engine.ErrInvalidRecord) {
+	if _, err := s.space.Insert(ctx, s.c, mnemo.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
+		if errors.Is(err, mnemo.ErrInvalidRecord) {
 			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 		return "", err
@@ -236,7 +236,7 @@ func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 	}
 	defer s.mu.Unlock()
 	var ids []string
-	err := s.each(ctx, func(r engine.Record) {
+	err := s.each(ctx, func(r mnemo.Record) {
 		if r.Content == identifier {
 			ids = append(ids, r.ID)
 		}
@@ -244,7 +244,7 @@ func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 	if err != nil || len(ids) == 0 {
 		return err
 	}
-	return s.c.Do(ctx, func(c backend.Collection) error {
+	return s.c.Do(ctx, func(c mnemo.Collection) error {
 		_, err := c.Delete(ctx, ids...)
 		return err
 	})
@@ -253,13 +253,13 @@ func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 // ListAll returns every stored fact, oldest first.
 func (s *Semantic) ListAll(ctx context.Context) ([]string, error) {
 	var out []string
-	err := s.each(ctx, func(r engine.Record) { out = append(out, r.Content) })
+	err := s.each(ctx, func(r mnemo.Record) { out = append(out, r.Content) })
 	return out, err
 }
 
-func (s *Semantic) each(ctx context.Context, fn func(engine.Record)) error {
-	return s.c.Do(ctx, func(c backend.Collection) error {
-		return textvec.ScanPages(ctx, c, "", func(page []engine.Record) error {
+func (s *Semantic) each(ctx context.Context, fn func(mnemo.Record)) error {
+	return s.c.Do(ctx, func(c mnemo.Collection) error {
+		return textvec.ScanPages(ctx, c, "", func(page []mnemo.Record) error {
 			for _, r := range page {
 				fn(r)
 			}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
@@ -459,7 +460,7 @@ func TestDocumentsSemanticIndexFailures(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("after the failed update: %+v, %v", got, err)
 	}
-	if hits, _ := d.index.c.Query(ctx, engine.Query{Vector: mustVector(t, h, "cat called Tom"), K: 1}); len(hits) != 1 || hits[0].Distance > 0.5 {
+	if hits, _ := d.index.c.Query(ctx, mnemo.Query{Vector: mustVector(t, h, "cat called Tom"), K: 1}); len(hits) != 1 || hits[0].Distance > 0.5 {
 		t.Fatalf("the index kept the old embedding: %+v", hits)
 	}
 
@@ -490,7 +491,7 @@ func TestDocumentsSemanticLongPath(t *testing.T) {
 	}
 	defer d.Close()
 	long := "/" + strings.Repeat("deep/", 140) + "notes.md"
-	if len(long) <= engine.MaxIDLength {
+	if len(long) <= mnemo.MaxIDLength {
 		t.Fatalf("path of %d bytes is not long enough", len(long))
 	}
 	if err := d.Write(ctx, long, "The user's dog is called Rex."); err != nil {

@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 )
 
 // TestArgsComeBackExact stores the ported agent's arguments, {"n": 5,
@@ -76,7 +76,7 @@ func TestArgsStoredByEarlierVersions(t *testing.T) {
 	}
 	old := map[string]any{"tool_name": "fx", "tool_args": map[string]any{"amount": 100, "to": "EUR", "rates": []any{1.5, 2}},
 		"result_summary": "92 EUR", "timestamp": "2026-01-02T03:04:05Z"}
-	if _, err := m.tools.Get().Upsert(ctx, engine.Record{ID: "old", Vector: v, Content: q, Metadata: old}); err != nil {
+	if _, err := m.tools.Get().Upsert(ctx, mnemo.Record{ID: "old", Vector: v, Content: q, Metadata: old}); err != nil {
 		t.Fatal(err)
 	}
 	m.Close()

@@ -8,8 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/internal/memtest"
 )
 
@@ -17,7 +16,7 @@ import (
 // similarity to the question, so the default threshold keeps related
 // entries (it once dropped everything: similarity was always 0).
 func TestTextModeSimilarity(t *testing.T) {
-	m, err := NewStore(ctx, memtest.Store(t), &Options{Mode: engine.ModeText, Neighbors: new(float32(0))})
+	m, err := NewStore(ctx, memtest.Store(t), &Options{Mode: mnemo.ModeText, Spread: new(float32(0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +108,7 @@ func TestCollectionKinds(t *testing.T) {
 	}
 	cfg := c.Config()
 	cfg.Kind = "store.semantic"
-	if _, err := s.CreateCollection(ctx, "agent.tools", cfg); !errors.Is(err, engine.ErrCollectionExists) {
+	if _, err := s.CreateCollection(ctx, "agent.tools", cfg); !errors.Is(err, mnemo.ErrCollectionExists) {
 		t.Fatalf("another kind over the tools: %v, want ErrCollectionExists", err)
 	}
 	// The same name as another tool memory's is the same memory.
@@ -126,7 +125,7 @@ func TestCollectionKinds(t *testing.T) {
 	if _, err := s.CreateCollection(ctx, "other.texts", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewStore(ctx, s, &Options{Name: "other"}); !errors.Is(err, backend.ErrCollectionKind) {
+	if _, err := NewStore(ctx, s, &Options{Name: "other"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Fatalf("a tool memory over a chat memory's collection: %v, want ErrCollectionKind", err)
 	}
 }

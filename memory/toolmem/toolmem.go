@@ -34,9 +34,9 @@
 // # Retrieval
 //
 // A search is hybrid by default: the question's words (BM25 over the
-// engine's full-text index) and its embedding are fused (engine.Query),
+// engine's full-text index) and its embedding are fused (mnemo.Query),
 // and a match lifts the entries stored just before and after it
-// (Options.Neighbors). Whatever the mode, a search embeds the question,
+// (Options.Spread). Whatever the mode, a search embeds the question,
 // so every hit has its real similarity and the threshold means the same
 // in hybrid, vector and text mode: in text mode BM25 picks and orders the
 // entries, and the threshold then drops those too far from the question
@@ -49,7 +49,7 @@
 // store, with nothing cached but the next storage position. A call that
 // returns an error changed nothing. Collections are marked as a tool
 // memory's (KindTools, KindTexts), and another kind of memory that picks
-// the same name is refused (backend.ErrCollectionKind); when another
+// the same name is refused (mnemo.ErrCollectionKind); when another
 // handle drops them, the next call creates them again, empty.
 //
 // # Text
@@ -74,8 +74,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -134,7 +134,7 @@ const (
 
 // MaxArgsDepth is how deeply Entry.ToolArgs may nest objects and arrays:
 // one level less than the database allows in a record's metadata.
-const MaxArgsDepth = engine.MaxMetadataDepth - 1
+const MaxArgsDepth = mnemo.MaxMetadataDepth - 1
 
 // SummaryLength is the number of characters Summarize keeps.
 const SummaryLength = 300
@@ -164,31 +164,31 @@ type Options struct {
 	Name string
 	// Embedder; default embed.NewHashing(0).
 	Embedder embed.Embedder
-	// Mode is how searches retrieve: engine.ModeHybrid (the default when
-	// empty: words and embedding fused), engine.ModeVector or
-	// engine.ModeText.
-	Mode engine.Mode
-	// Neighbors is the share of a match's score that the entries stored
+	// Mode is how searches retrieve: mnemo.ModeHybrid (the default when
+	// empty: words and embedding fused), mnemo.ModeVector or
+	// mnemo.ModeText.
+	Mode mnemo.Mode
+	// Spread is the share of a match's score that the entries stored
 	// up to two places before and after it get, as new(float32(x)) in
 	// [0, 1]; nil means 0.5 (measured on LoCoMo conversations: evidence
 	// recall@10 0.605 without, 0.740 with, at 100 candidates a side;
 	// 0.613 and 0.754 at the default 30), 0 turns it off.
-	Neighbors *float32
+	Spread *float32
 }
 
 // Memory is a tool-usage and text memory. It is safe for concurrent use by
 // multiple goroutines.
 type Memory struct {
-	db           backend.Store
+	db           mnemo.Store
 	ownDB        bool
 	tools, texts *textvec.Bound
 	space        *textvec.Space
 	retrieval    textvec.Retrieval
 }
 
-// Kinds of the collections a Memory keeps (engine.CollectionConfig.Kind):
+// Kinds of the collections a Memory keeps (mnemo.CollectionConfig.Kind):
 // opening another memory's collection fails with
-// backend.ErrCollectionKind.
+// mnemo.ErrCollectionKind.
 const (
 	KindTools = "toolmem.tools"
 	KindTexts = "toolmem.texts"
@@ -197,15 +197,15 @@ const (
 // New returns a memory in db, creating its collections if needed. The
 // caller keeps ownership of db.
 func New(db *engine.DB, opts *Options) (*Memory, error) {
-	return NewStore(context.Background(), backend.Embedded(db), opts)
+	return NewStore(context.Background(), db.Store(), opts)
 }
 
 // NewStore returns a memory in s (the embedded engine, or a server such as
 // package postgres provides), creating its collections if needed; ctx
 // bounds that. The caller keeps ownership of s. A collection of the name
 // that another kind of memory made is refused with
-// backend.ErrCollectionKind.
-func NewStore(ctx context.Context, db backend.Store, opts *Options) (*Memory, error) {
+// mnemo.ErrCollectionKind.
+func NewStore(ctx context.Context, db mnemo.Store, opts *Options) (*Memory, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -213,7 +213,7 @@ func NewStore(ctx context.Context, db backend.Store, opts *Options) (*Memory, er
 	if o.Name == "" {
 		o.Name = "toolmem"
 	}
-	r := textvec.Retrieval{Mode: o.Mode, Neighbors: o.Neighbors}
+	r := textvec.Retrieval{Mode: o.Mode, Spread: o.Spread}
 	if err := r.Check(ErrInvalid); err != nil {
 		return nil, err
 	}
@@ -285,7 +285,7 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 		"result_summary": e.ResultSummary,
 		"timestamp":      e.Timestamp.Format(time.RFC3339Nano),
 	}
-	if _, err := m.space.Insert(ctx, m.tools, engine.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}); err != nil {
+	if _, err := m.space.Insert(ctx, m.tools, mnemo.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}); err != nil {
 		return "", wrap(err)
 	}
 	return e.ID, nil
@@ -294,7 +294,7 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 // wrap maps engine input errors to this package's; the engine's sentinel
 // still matches too.
 func wrap(err error) error {
-	if errors.Is(err, engine.ErrInvalidID) || errors.Is(err, engine.ErrInvalidRecord) {
+	if errors.Is(err, mnemo.ErrInvalidID) || errors.Is(err, mnemo.ErrInvalidRecord) {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err
@@ -323,10 +323,10 @@ func (m *Memory) Retrieve(ctx context.Context, question string, s *Search) ([]En
 	return out, nil
 }
 
-func similarity(h engine.Hit) float32 { return max(0, h.Similarity) }
+func similarity(h mnemo.Hit) float32 { return max(0, h.Similarity) }
 
 // search runs a thresholded query over c.
-func (m *Memory) search(ctx context.Context, c *textvec.Bound, query string, s *Search) ([]engine.Hit, error) {
+func (m *Memory) search(ctx context.Context, c *textvec.Bound, query string, s *Search) ([]mnemo.Hit, error) {
 	var o Search
 	if s != nil {
 		o = *s
@@ -372,7 +372,7 @@ func (m *Memory) DefaultThreshold() float32 {
 // Delete removes the tool entry with the given ID; an absent ID is a
 // no-op.
 func (m *Memory) Delete(ctx context.Context, id string) error {
-	err := m.tools.Do(ctx, func(c backend.Collection) error {
+	err := m.tools.Do(ctx, func(c mnemo.Collection) error {
 		_, err := c.Delete(ctx, id)
 		return err
 	})
@@ -385,7 +385,7 @@ func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	id, err := m.space.Insert(ctx, m.texts, engine.Record{Vector: v, Content: text})
+	id, err := m.space.Insert(ctx, m.texts, mnemo.Record{Vector: v, Content: text})
 	if err != nil {
 		return "", wrap(err)
 	}
@@ -410,7 +410,7 @@ func (m *Memory) SearchText(ctx context.Context, query string, s *Search) ([]Tex
 // counted, as in the original).
 func (m *Memory) Count(ctx context.Context) (int, error) {
 	var n int
-	err := m.tools.Do(ctx, func(c backend.Collection) error {
+	err := m.tools.Do(ctx, func(c mnemo.Collection) error {
 		var err error
 		n, err = c.Count(ctx)
 		return err

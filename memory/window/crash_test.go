@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 )
 
@@ -241,7 +242,7 @@ func crashRawEntries(t *testing.T, dir string) map[string]string {
 	}
 	defer db.Close()
 	c, err := db.Collection(crashSession + ".rounds")
-	if errors.Is(err, engine.ErrCollectionNotFound) {
+	if errors.Is(err, mnemo.ErrCollectionNotFound) {
 		return nil // killed before the session was first opened
 	}
 	if err != nil {
@@ -322,7 +323,7 @@ func verifyCrashRecall(t *testing.T, dir string, script *crashScript, want int, 
 }
 
 // crashEntries returns the content of every record scan returns, by ID.
-func crashEntries(t *testing.T, scan func(context.Context, string, int) ([]engine.Record, string, error)) map[string]string {
+func crashEntries(t *testing.T, scan func(context.Context, string, int) ([]mnemo.Record, string, error)) map[string]string {
 	t.Helper()
 	have := map[string]string{}
 	after := ""

@@ -12,8 +12,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
 
@@ -33,7 +33,7 @@ import (
 // A session is open in one window at a time, in every process: each
 // window numbers its messages from its own counter, so two windows on one
 // session would overwrite each other's messages. NewStoredIn takes the
-// session's lock (backend.TryLock: on the embedded engine a lock in this
+// session's lock (mnemo.TryLock: on the embedded engine a lock in this
 // process, which is the only one that can open the database; on
 // PostgreSQL a server-side advisory lock, which every process sees) until
 // the window's Close, and fails with ErrSessionOpen meanwhile.
@@ -52,15 +52,15 @@ const RecallHeader = "Recalled from earlier in this conversation:"
 
 // store is a window's engine backing.
 type store struct {
-	db       backend.Store
+	db       mnemo.Store
 	ownDB    bool
-	session  backend.Lock       // nil unless stored (NewStoredIn)
-	messages backend.Collection // nil for a New window with recall only
-	rounds   *textvec.Bound     // nil without recall
-	space    *textvec.Space     // nil without recall
+	session  mnemo.Lock       // nil unless stored (NewStoredIn)
+	messages mnemo.Collection // nil for a New window with recall only
+	rounds   *textvec.Bound   // nil without recall
+	space    *textvec.Space   // nil without recall
 }
 
-// Kinds of a window's collections (engine.CollectionConfig.Kind).
+// Kinds of a window's collections (mnemo.CollectionConfig.Kind).
 const (
 	KindMessages = "window.messages"
 	KindRounds   = "window.rounds"
@@ -77,7 +77,7 @@ const maxSession = 200
 // one window has it, NewStored of the same session on the same db fails
 // with ErrSessionOpen.
 func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Window, error) {
-	return NewStoredIn(context.Background(), backend.Embedded(db), session, budget, opts)
+	return NewStoredIn(context.Background(), db.Store(), session, budget, opts)
 }
 
 // NewStoredIn is NewStored in db, the embedded engine or a server such as
@@ -85,7 +85,7 @@ func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Windo
 // session is locked for every process: while a window anywhere has it
 // open, NewStoredIn fails with ErrSessionOpen, naming the server process
 // that holds it.
-func NewStoredIn(ctx context.Context, db backend.Store, session string, budget int, opts *Options) (*Window, error) {
+func NewStoredIn(ctx context.Context, db mnemo.Store, session string, budget int, opts *Options) (*Window, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
@@ -103,8 +103,8 @@ func NewStoredIn(ctx context.Context, db backend.Store, session string, budget i
 		w.st.db.Close()
 		w.st.db, w.st.ownDB = db, false
 	}
-	lock, err := backend.TryLock(ctx, db, "window.session/"+session)
-	if errors.Is(err, backend.ErrLocked) {
+	lock, err := mnemo.TryLock(ctx, db, "window.session/"+session)
+	if errors.Is(err, mnemo.ErrLockHeld) {
 		return nil, fmt.Errorf("%w: %w", ErrSessionOpen, err)
 	}
 	if err != nil {
@@ -139,7 +139,7 @@ func OpenStored(dir, session string, budget int, opts *Options) (*Window, error)
 // recall index. The caller is NewStoredIn.
 func (w *Window) open(ctx context.Context, name string) error {
 	var err error
-	cfg := engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat}
+	cfg := mnemo.CollectionConfig{Dimension: 1, Metric: mnemo.L2, Index: mnemo.Flat}
 	if w.st.messages, err = textvec.Open(ctx, w.st.db, name+".messages", KindMessages, cfg); err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ var errNothing = errors.New("window: nothing to embed")
 
 // newRecallStore is the in-memory backing of New with recall.
 func newRecallStore(space *textvec.Space) (*store, error) {
-	db, err := backend.OpenEmbedded("", &engine.Options{InMemory: true})
+	db, err := engine.OpenStore("", &engine.Options{InMemory: true})
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +237,7 @@ func (w *Window) writable(ctx context.Context) error {
 	}
 	if w.st.session != nil {
 		err := w.st.session.Check(ctx)
-		if errors.Is(err, backend.ErrLockLost) {
+		if errors.Is(err, mnemo.ErrLockLost) {
 			w.lost = fmt.Errorf("%w: %w", ErrSessionLost, err)
 			return w.lost
 		}
@@ -290,7 +290,7 @@ func (w *Window) persistAll(ctx context.Context, es []entry) (written bool, err 
 	if w.st == nil || w.st.messages == nil {
 		return true, nil
 	}
-	recs := make([]engine.Record, len(es), len(es)+1)
+	recs := make([]mnemo.Record, len(es), len(es)+1)
 	for i, e := range es {
 		recs[i] = messageRecord(i, e)
 	}
@@ -306,8 +306,8 @@ func (w *Window) persistAll(ctx context.Context, es []entry) (written bool, err 
 // digits) in byte order.
 const trimID = "~trim"
 
-func trimRecord(n int) engine.Record {
-	return engine.Record{ID: trimID, Vector: []float32{1}, Metadata: map[string]any{"length": n}}
+func trimRecord(n int) mnemo.Record {
+	return mnemo.Record{ID: trimID, Vector: []float32{1}, Metadata: map[string]any{"length": n}}
 }
 
 // trim deletes every stored message from number n on, then the trim
@@ -317,7 +317,7 @@ func (w *Window) trim(ctx context.Context, n int) error {
 	if n > 0 {
 		after = messageID(n - 1)
 	}
-	err := textvec.ScanPages(ctx, w.st.messages, after, func(page []engine.Record) error {
+	err := textvec.ScanPages(ctx, w.st.messages, after, func(page []mnemo.Record) error {
 		ids := make([]string, 0, len(page))
 		for _, r := range page {
 			if r.ID != trimID {
@@ -342,11 +342,11 @@ func (w *Window) trim(ctx context.Context, n int) error {
 
 func messageID(seq int) string { return fmt.Sprintf("%012d", seq) }
 
-func messageRecord(seq int, e entry) engine.Record {
+func messageRecord(seq int, e entry) mnemo.Record {
 	calls, _ := json.Marshal(e.m.ToolCalls)
 	meta := map[string]any{"role": string(e.m.Role), "reasoning": e.m.Reasoning, "tool_calls": string(calls),
 		"tool_call_id": e.m.ToolCallID, "protected": e.protected}
-	return engine.Record{ID: messageID(seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta}
+	return mnemo.Record{ID: messageID(seq), Vector: []float32{1}, Content: e.m.Content, Metadata: meta}
 }
 
 // load reads the recorded messages back: those a trim marker counts when
@@ -362,7 +362,7 @@ func (w *Window) load(ctx context.Context) error {
 		n, _ := marker.Metadata["length"].(float64)
 		limit = int(n)
 	}
-	err = textvec.ScanPages(ctx, w.st.messages, "", func(page []engine.Record) error {
+	err = textvec.ScanPages(ctx, w.st.messages, "", func(page []mnemo.Record) error {
 		for _, r := range page {
 			if r.ID == trimID || limit >= 0 && len(w.msgs) >= limit {
 				continue
@@ -407,7 +407,7 @@ func (w *Window) repair(ctx context.Context) error {
 		return nil
 	}
 	rs := w.rounds()
-	err := w.st.rounds.Do(ctx, func(c backend.Collection) error {
+	err := w.st.rounds.Do(ctx, func(c mnemo.Collection) error {
 		if w.staleAll { // set by OnReopen too, before Do's second try
 			return w.sync(ctx, c, rs)
 		}
@@ -422,9 +422,9 @@ func (w *Window) repair(ctx context.Context) error {
 
 // sync compares every entry of c with the rounds rs and rewrites those
 // that differ, in one batch. The caller holds w.mu.
-func (w *Window) sync(ctx context.Context, c backend.Collection, rs []round) error {
+func (w *Window) sync(ctx context.Context, c mnemo.Collection, rs []round) error {
 	have := map[string]string{}
-	err := textvec.ScanPages(ctx, c, "", func(page []engine.Record) error {
+	err := textvec.ScanPages(ctx, c, "", func(page []mnemo.Record) error {
 		for _, r := range page {
 			have[r.ID] = r.Content
 		}
@@ -455,7 +455,7 @@ func (w *Window) sync(ctx context.Context, c backend.Collection, rs []round) err
 // reindex re-embeds the rounds in w.stale and writes them in one batch;
 // rounds with nothing to embed lose their entry, and so do the entries
 // named in drop. The caller holds w.mu.
-func (w *Window) reindex(ctx context.Context, c backend.Collection, rs []round, drop ...string) error {
+func (w *Window) reindex(ctx context.Context, c mnemo.Collection, rs []round, drop ...string) error {
 	if len(drop) > 0 {
 		if _, err := c.Delete(ctx, drop...); err != nil {
 			return err
@@ -467,7 +467,7 @@ func (w *Window) reindex(ctx context.Context, c backend.Collection, rs []round, 
 	// did, and the next call goes on from there.
 	for len(stale) > 0 {
 		n := min(len(stale), reindexBatch)
-		var recs []engine.Record
+		var recs []mnemo.Record
 		var nothing []string
 		for _, i := range stale[:n] {
 			if i < 0 || i >= len(rs) {
@@ -507,8 +507,8 @@ const reindexBatch = 64
 
 // roundRecord is round i's record in the recall index: its text for the
 // full-text side, its number for the filter and for neighbour spreading.
-func roundRecord(i int, v []float32, text string) engine.Record {
-	return engine.Record{ID: strconv.Itoa(i), Vector: v, Content: text, Metadata: map[string]any{"round": i, textvec.PosField: i}}
+func roundRecord(i int, v []float32, text string) mnemo.Record {
+	return mnemo.Record{ID: strconv.Itoa(i), Vector: v, Content: text, Metadata: map[string]any{"round": i, textvec.PosField: i}}
 }
 
 // roundText renders a round as "role: content" lines.
@@ -541,7 +541,7 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	for i, r := range evicted {
 		in[i] = r
 	}
-	f, err := engine.NewFilter(map[string]any{"round": map[string]any{"$in": in}})
+	f, err := mnemo.NewFilter(map[string]any{"round": map[string]any{"$in": in}})
 	if err != nil {
 		return Message{}, false, err
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/internal/memtest"
 )
 
@@ -38,7 +37,7 @@ func TestSetMessagesPowerLoss(t *testing.T) {
 			}
 			var clones []*vfs.MemFS
 			armed := false
-			s := &memtest.Faulty{Store: backend.Embedded(db), Hook: func(_ context.Context, op, name string) error {
+			s := &memtest.Faulty{Store: db.Store(), Hook: func(_ context.Context, op, name string) error {
 				if armed && (op == "upsert" || op == "delete") {
 					clones = append(clones, fs.CrashClone(vfs.CrashCloneCfg{}))
 				}

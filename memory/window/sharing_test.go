@@ -16,7 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/memtest"
 	"github.com/mnemodb/mnemo/postgres"
@@ -465,7 +465,7 @@ func TestUnknownOutcome(t *testing.T) {
 var pendingWrite *Message
 
 // commitThenFail stores pendingWrite as message 1 of the session.
-func commitThenFail(ctx context.Context, c backend.Collection) error {
+func commitThenFail(ctx context.Context, c mnemo.Collection) error {
 	_, err := c.Upsert(ctx, messageRecord(1, entry{m: *pendingWrite}))
 	return err
 }

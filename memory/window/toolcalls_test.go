@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 )
 
@@ -131,7 +132,7 @@ func TestStoredSeparatedResult(t *testing.T) {
 		{Role: Tool, Content: "R1 three flights", ToolCallID: "c1"},
 		{Role: Assistant, Content: "A2"},
 	}
-	msgs, err := db.CreateCollection(ctx, "s.messages", engine.CollectionConfig{Dimension: 1, Metric: engine.L2, Index: engine.Flat})
+	msgs, err := db.CreateCollection(ctx, "s.messages", mnemo.CollectionConfig{Dimension: 1, Metric: mnemo.L2, Index: mnemo.Flat})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,17 +3,16 @@ package memtest
 import (
 	"context"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 )
 
-// Faulty is a backend.Store that passes every call to Store, after asking
+// Faulty is a mnemo.Store that passes every call to Store, after asking
 // Hook: a non-nil error from Hook fails the call with it and nothing
 // reaches Store. Hook sees the operation ("upsert", "delete", "get",
 // "scan", "count", "query") and the collection's name; it may also block,
 // to stand for a server that froze. A nil Hook passes everything.
 type Faulty struct {
-	backend.Store
+	mnemo.Store
 	Hook func(ctx context.Context, op, collection string) error
 }
 
@@ -24,13 +23,13 @@ func (f *Faulty) hook(ctx context.Context, op, name string) error {
 	return f.Hook(ctx, op, name)
 }
 
-// TryLock passes the lock to Store (see backend.TryLock).
-func (f *Faulty) TryLock(ctx context.Context, name string) (backend.Lock, error) {
-	return backend.TryLock(ctx, f.Store, name)
+// TryLock passes the lock to Store (see mnemo.TryLock).
+func (f *Faulty) TryLock(ctx context.Context, name string) (mnemo.Lock, error) {
+	return mnemo.TryLock(ctx, f.Store, name)
 }
 
 // CreateCollection wraps the collection Store returns.
-func (f *Faulty) CreateCollection(ctx context.Context, name string, cfg engine.CollectionConfig) (backend.Collection, error) {
+func (f *Faulty) CreateCollection(ctx context.Context, name string, cfg mnemo.CollectionConfig) (mnemo.Collection, error) {
 	c, err := f.Store.CreateCollection(ctx, name, cfg)
 	if err != nil {
 		return nil, err
@@ -39,7 +38,7 @@ func (f *Faulty) CreateCollection(ctx context.Context, name string, cfg engine.C
 }
 
 // Collection wraps the collection Store returns.
-func (f *Faulty) Collection(ctx context.Context, name string) (backend.Collection, error) {
+func (f *Faulty) Collection(ctx context.Context, name string) (mnemo.Collection, error) {
 	c, err := f.Store.Collection(ctx, name)
 	if err != nil {
 		return nil, err
@@ -48,11 +47,11 @@ func (f *Faulty) Collection(ctx context.Context, name string) (backend.Collectio
 }
 
 type faultyCollection struct {
-	backend.Collection
+	mnemo.Collection
 	f *Faulty
 }
 
-func (c faultyCollection) Upsert(ctx context.Context, records ...engine.Record) ([]string, error) {
+func (c faultyCollection) Upsert(ctx context.Context, records ...mnemo.Record) ([]string, error) {
 	if err := c.f.hook(ctx, "upsert", c.Name()); err != nil {
 		return nil, err
 	}
@@ -66,14 +65,14 @@ func (c faultyCollection) Delete(ctx context.Context, ids ...string) (int, error
 	return c.Collection.Delete(ctx, ids...)
 }
 
-func (c faultyCollection) Get(ctx context.Context, id string) (engine.Record, bool, error) {
+func (c faultyCollection) Get(ctx context.Context, id string) (mnemo.Record, bool, error) {
 	if err := c.f.hook(ctx, "get", c.Name()); err != nil {
-		return engine.Record{}, false, err
+		return mnemo.Record{}, false, err
 	}
 	return c.Collection.Get(ctx, id)
 }
 
-func (c faultyCollection) Scan(ctx context.Context, after string, limit int) ([]engine.Record, string, error) {
+func (c faultyCollection) Scan(ctx context.Context, after string, limit int) ([]mnemo.Record, string, error) {
 	if err := c.f.hook(ctx, "scan", c.Name()); err != nil {
 		return nil, "", err
 	}
@@ -87,7 +86,7 @@ func (c faultyCollection) Count(ctx context.Context) (int, error) {
 	return c.Collection.Count(ctx)
 }
 
-func (c faultyCollection) Query(ctx context.Context, q engine.Query) ([]engine.Hit, error) {
+func (c faultyCollection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, error) {
 	if err := c.f.hook(ctx, "query", c.Name()); err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 	"github.com/mnemodb/mnemo/postgres/pgtest"
 )
@@ -33,7 +33,7 @@ func Main(m *testing.M) int {
 			return 2
 		}
 		schemas := pgtest.NewSchemas(dsn)
-		textvec.InMemoryStore = func() (backend.Store, error) { return schemas.Open(context.Background()) }
+		textvec.InMemoryStore = func() (mnemo.Store, error) { return schemas.Open(context.Background()) }
 		code := m.Run()
 		if err := schemas.Drop(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "drop test schemas:", err)

@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 	"github.com/mnemodb/mnemo/postgres"
 	"github.com/mnemodb/mnemo/postgres/pgtest"
@@ -15,7 +15,7 @@ import (
 // Store opens a store on the backend the tests run on (an in-memory
 // engine database, or a new schema of the test server under
 // MNEMO_MEMORY_BACKEND=postgres), closed when t ends.
-func Store(t testing.TB) backend.Store {
+func Store(t testing.TB) mnemo.Store {
 	t.Helper()
 	s, err := textvec.InMemoryStore()
 	if err != nil {
@@ -28,7 +28,7 @@ func Store(t testing.TB) backend.Store {
 // TwoStores returns two Stores on the same data, closed when t ends: on
 // the engine two backend.Embedded of one in-memory database; under
 // MNEMO_MEMORY_BACKEND=postgres two Stores of one new schema.
-func TwoStores(t testing.TB) (backend.Store, backend.Store) {
+func TwoStores(t testing.TB) (mnemo.Store, mnemo.Store) {
 	t.Helper()
 	if os.Getenv("MNEMO_MEMORY_BACKEND") != "postgres" {
 		db, err := engine.Open("", &engine.Options{InMemory: true})
@@ -36,7 +36,7 @@ func TwoStores(t testing.TB) (backend.Store, backend.Store) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		return backend.Embedded(db), backend.Embedded(db)
+		return db.Store(), db.Store()
 	}
 	dsn := pgtest.NewDSN(t)
 	return OpenPG(t, dsn), OpenPG(t, dsn)

@@ -18,8 +18,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
 )
@@ -90,12 +90,12 @@ func (s *Space) Vector(ctx context.Context, what, text string) ([]float32, error
 }
 
 // Collection opens the cosine collection name of the given kind (see
-// engine.CollectionConfig.Kind) in db (any backend) for this Space's
+// mnemo.CollectionConfig.Kind) in db (any backend) for this Space's
 // vectors, creating it if needed. Another kind's collection is an error
-// wrapping backend.ErrCollectionKind; one made by another embedder wraps
+// wrapping mnemo.ErrCollectionKind; one made by another embedder wraps
 // embed.ErrMismatch; one that differs otherwise (another metric, say)
-// wraps engine.ErrCollectionExists.
-func (s *Space) Collection(ctx context.Context, db backend.Store, name, kind string) (backend.Collection, error) {
+// wraps mnemo.ErrCollectionExists.
+func (s *Space) Collection(ctx context.Context, db mnemo.Store, name, kind string) (mnemo.Collection, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", s.invalid)
 	}
@@ -114,12 +114,12 @@ func (s *Space) Collection(ctx context.Context, db backend.Store, name, kind str
 	}
 	emb := s.Embedder()
 	id := emb.Identity()
-	cfg := engine.CollectionConfig{Dimension: emb.Dimension(), Metric: engine.Cosine, Embedder: id}
+	cfg := mnemo.CollectionConfig{Dimension: emb.Dimension(), Metric: mnemo.Cosine, Embedder: id}
 	if old != nil {
 		cfg.Text = old.Config().Text // an existing collection keeps its full-text settings
 	}
 	c, err := Open(ctx, db, name, kind, cfg)
-	if errors.Is(err, engine.ErrCollectionExists) {
+	if errors.Is(err, mnemo.ErrCollectionExists) {
 		if old == nil { // created by someone else since the lookup
 			old, _ = db.Collection(ctx, name)
 		}
@@ -132,10 +132,10 @@ func (s *Space) Collection(ctx context.Context, db backend.Store, name, kind str
 
 // Open opens the collection name of the given kind in db, creating it
 // with cfg (and the kind) if needed. A collection of another kind is an
-// error wrapping backend.ErrCollectionKind and is left as it is. One made
+// error wrapping mnemo.ErrCollectionKind and is left as it is. One made
 // before collections carried a kind (an empty Kind) is opened as this
 // kind's, as it was before.
-func Open(ctx context.Context, db backend.Store, name, kind string, cfg engine.CollectionConfig) (backend.Collection, error) {
+func Open(ctx context.Context, db mnemo.Store, name, kind string, cfg mnemo.CollectionConfig) (mnemo.Collection, error) {
 	old, err := db.Collection(ctx, name)
 	if err != nil {
 		old = nil // none yet (or unreadable: CreateCollection says which)
@@ -147,14 +147,14 @@ func Open(ctx context.Context, db backend.Store, name, kind string, cfg engine.C
 		case "":
 			cfg.Kind = "" // made before kinds: keep it as it is
 		default:
-			return nil, fmt.Errorf("%w: %q is a %s collection, opened as %s", backend.ErrCollectionKind, name, have, kind)
+			return nil, fmt.Errorf("%w: %q is a %s collection, opened as %s", mnemo.ErrCollectionKind, name, have, kind)
 		}
 	}
 	c, err := db.CreateCollection(ctx, name, cfg)
-	if errors.Is(err, engine.ErrCollectionExists) && old == nil {
+	if errors.Is(err, mnemo.ErrCollectionExists) && old == nil {
 		// Created by someone else since the lookup: say whose.
 		if now, lerr := db.Collection(ctx, name); lerr == nil && now.Config().Kind != "" && now.Config().Kind != kind {
-			return nil, fmt.Errorf("%w: %q is a %s collection, opened as %s", backend.ErrCollectionKind, name, now.Config().Kind, kind)
+			return nil, fmt.Errorf("%w: %q is a %s collection, opened as %s", mnemo.ErrCollectionKind, name, now.Config().Kind, kind)
 		}
 	}
 	return c, err
@@ -163,18 +163,18 @@ func Open(ctx context.Context, db backend.Store, name, kind string, cfg engine.C
 // OpenStore opens the store of an adapter's Open(dir, ...): the engine
 // database in dir, owned by the returned Store, or InMemoryStore's when
 // dir is empty.
-func OpenStore(dir string) (backend.Store, error) {
+func OpenStore(dir string) (mnemo.Store, error) {
 	if dir == "" {
 		return InMemoryStore()
 	}
-	return backend.OpenEmbedded(dir, nil)
+	return engine.OpenStore(dir, nil)
 }
 
 // InMemoryStore opens the store of an adapter's Open(""): an in-memory
 // engine database. The adapters' tests point it at a PostgreSQL server
 // (MNEMO_MEMORY_BACKEND=postgres) to run the same behaviours there.
-var InMemoryStore = func() (backend.Store, error) {
-	return backend.OpenEmbedded("", &engine.Options{InMemory: true})
+var InMemoryStore = func() (mnemo.Store, error) {
+	return engine.OpenStore("", &engine.Options{InMemory: true})
 }
 
 // CheckCutoff validates an optional cutoff named name: nil is valid; a
@@ -196,7 +196,7 @@ func CheckCutoff(invalid error, name string, c *float32, lo, hi float64) error {
 
 // PosField is the metadata field in which the adapters keep each memory's
 // place in the order memories were stored, so a search can lift the
-// memories stored just before and after a match (engine.Neighbors). It is
+// memories stored just before and after a match (mnemo.Spread). It is
 // stripped from the metadata the adapters return.
 const PosField = "mnemo.pos"
 
@@ -215,32 +215,32 @@ const (
 // collection has a full-text index) and the neighbour weight (nil: the
 // default; 0: off).
 type Retrieval struct {
-	Mode      engine.Mode
-	Neighbors *float32
+	Mode   mnemo.Mode
+	Spread *float32
 }
 
 // Check validates r; a bad one wraps invalid.
 func (r Retrieval) Check(invalid error) error {
 	switch r.Mode {
-	case engine.ModeAuto, engine.ModeHybrid, engine.ModeVector, engine.ModeText:
+	case mnemo.ModeAuto, mnemo.ModeHybrid, mnemo.ModeVector, mnemo.ModeText:
 	default:
 		return fmt.Errorf("%w: mode %q (want hybrid, vector or text)", invalid, r.Mode)
 	}
-	return CheckCutoff(invalid, "neighbour weight", r.Neighbors, 0, 1)
+	return CheckCutoff(invalid, "spread weight", r.Spread, 0, 1)
 }
 
 // Search runs text as a query over c: the query's vector and words fused
 // (hybrid) unless r says otherwise, with neighbour spreading over
 // PosField, k hits, the filter and the minimum similarity applied (nil:
 // none). Text with nothing to embed is the empty sentinel (see Vector).
-func (s *Space) Search(ctx context.Context, c backend.Collection, r Retrieval, text string, k int, filter *engine.Filter, minSim *float32) ([]engine.Hit, error) {
-	q := engine.Query{Text: text, K: k, Filter: filter, MinSimilarity: minSim, Mode: r.Mode}
+func (s *Space) Search(ctx context.Context, c mnemo.Collection, r Retrieval, text string, k int, filter *mnemo.Filter, minSim *float32) ([]mnemo.Hit, error) {
+	q := mnemo.Query{Text: text, K: k, Filter: filter, MinSimilarity: minSim, Mode: r.Mode}
 	hasText := !c.Config().Text.Disabled
 	switch {
-	case !hasText || q.Mode == engine.ModeVector:
-		q.Mode, q.Text = engine.ModeVector, ""
-	case q.Mode == engine.ModeAuto:
-		q.Mode = engine.ModeHybrid
+	case !hasText || q.Mode == mnemo.ModeVector:
+		q.Mode, q.Text = mnemo.ModeVector, ""
+	case q.Mode == mnemo.ModeAuto:
+		q.Mode = mnemo.ModeHybrid
 	}
 	// Every mode carries the query's vector, text mode too: it ranks by
 	// BM25 alone, but each hit then has its real distance, so the
@@ -251,11 +251,11 @@ func (s *Space) Search(ctx context.Context, c backend.Collection, r Retrieval, t
 	}
 	q.Vector = v
 	w := float32(DefaultNeighborWeight)
-	if r.Neighbors != nil {
-		w = *r.Neighbors
+	if r.Spread != nil {
+		w = *r.Spread
 	}
-	if w > 0 && q.Mode != engine.ModeVector {
-		q.Neighbors = &engine.Neighbors{Position: PosField, Weight: float64(w), Window: DefaultNeighborWindow}
+	if w > 0 && q.Mode != mnemo.ModeVector {
+		q.Spread = &mnemo.Spread{Position: PosField, Weight: float64(w), Window: DefaultNeighborWindow}
 	}
 	hits, err := c.Query(ctx, q)
 	for i := range hits {
@@ -270,14 +270,14 @@ func (s *Space) Search(ctx context.Context, c backend.Collection, r Retrieval, t
 // repeat after a failed write, or from another handle writing to the same
 // collection, costs nothing but a neighbour. A caller waiting for another
 // one's first scan gives up when ctx is done.
-func (s *Space) Place(ctx context.Context, c backend.Collection, n int) (int64, error) {
+func (s *Space) Place(ctx context.Context, c mnemo.Collection, n int) (int64, error) {
 	if err := s.placing.Lock(ctx); err != nil {
 		return 0, err
 	}
 	defer s.placing.Unlock()
 	next, ok := s.next[c.Name()]
 	if !ok {
-		err := ScanPages(ctx, c, "", func(page []engine.Record) error {
+		err := ScanPages(ctx, c, "", func(page []mnemo.Record) error {
 			for _, r := range page {
 				if p, ok := r.Metadata[PosField].(float64); ok && p >= float64(next) && p < 1<<53 {
 					next = int64(p) + 1
@@ -299,7 +299,7 @@ func (s *Space) Place(ctx context.Context, c backend.Collection, n int) (int64, 
 // ScanPages calls fn with each page of c's records after the ID after, in
 // ID order, until the last page or fn's first error (which it returns).
 // fn may change c: the scan goes on from the last ID of the page it had.
-func ScanPages(ctx context.Context, c backend.Collection, after string, fn func(page []engine.Record) error) error {
+func ScanPages(ctx context.Context, c mnemo.Collection, after string, fn func(page []mnemo.Record) error) error {
 	for {
 		page, next, err := c.Scan(ctx, after, scanPage)
 		if err != nil {
@@ -323,18 +323,18 @@ const scanPage = 1000
 // next call opens it again, empty, instead of failing for good. A Bound is
 // safe for concurrent use by multiple goroutines.
 type Bound struct {
-	open func(context.Context) (backend.Collection, error)
+	open func(context.Context) (mnemo.Collection, error)
 	// OnReopen, when set, is called after the collection was opened
 	// again, by the call that did it: an adapter that derives the
 	// collection's content from other data marks it for rebuilding.
 	OnReopen func()
 
 	mu sync.Mutex // guards c
-	c  backend.Collection
+	c  mnemo.Collection
 }
 
 // Bind opens a collection with open and keeps it bound.
-func Bind(ctx context.Context, open func(context.Context) (backend.Collection, error)) (*Bound, error) {
+func Bind(ctx context.Context, open func(context.Context) (mnemo.Collection, error)) (*Bound, error) {
 	c, err := open(ctx)
 	if err != nil {
 		return nil, err
@@ -343,20 +343,20 @@ func Bind(ctx context.Context, open func(context.Context) (backend.Collection, e
 }
 
 // Get returns the collection as last opened.
-func (b *Bound) Get() backend.Collection {
+func (b *Bound) Get() mnemo.Collection {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.c
 }
 
 // Do runs fn on the collection. When fn fails with
-// engine.ErrCollectionNotFound (the collection was dropped since it was
+// mnemo.ErrCollectionNotFound (the collection was dropped since it was
 // opened), Do opens it again and runs fn once more on the new one; fn
 // must therefore change nothing when it fails.
-func (b *Bound) Do(ctx context.Context, fn func(backend.Collection) error) error {
+func (b *Bound) Do(ctx context.Context, fn func(mnemo.Collection) error) error {
 	c := b.Get()
 	err := fn(c)
-	if !errors.Is(err, engine.ErrCollectionNotFound) {
+	if !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		return err
 	}
 	b.mu.Lock()
@@ -378,16 +378,16 @@ func (b *Bound) Do(ctx context.Context, fn func(backend.Collection) error) error
 
 // Bind opens the collection name of the given kind for this Space's
 // vectors (see Collection) and keeps it bound.
-func (s *Space) Bind(ctx context.Context, db backend.Store, name, kind string) (*Bound, error) {
-	return Bind(ctx, func(ctx context.Context) (backend.Collection, error) {
+func (s *Space) Bind(ctx context.Context, db mnemo.Store, name, kind string) (*Bound, error) {
+	return Bind(ctx, func(ctx context.Context) (mnemo.Collection, error) {
 		return s.Collection(ctx, db, name, kind)
 	})
 }
 
 // Query is Space.Search on a bound collection.
-func (s *Space) Query(ctx context.Context, b *Bound, r Retrieval, text string, k int, filter *engine.Filter, minSim *float32) ([]engine.Hit, error) {
-	var hits []engine.Hit
-	err := b.Do(ctx, func(c backend.Collection) error {
+func (s *Space) Query(ctx context.Context, b *Bound, r Retrieval, text string, k int, filter *mnemo.Filter, minSim *float32) ([]mnemo.Hit, error) {
+	var hits []mnemo.Hit
+	err := b.Do(ctx, func(c mnemo.Collection) error {
 		var err error
 		hits, err = s.Search(ctx, c, r, text, k, filter, minSim)
 		return err
@@ -397,9 +397,9 @@ func (s *Space) Query(ctx context.Context, b *Bound, r Retrieval, text string, k
 
 // Insert stores rec in a bound collection at the next position (see
 // Place), in rec's metadata under PosField, and returns its ID.
-func (s *Space) Insert(ctx context.Context, b *Bound, rec engine.Record) (string, error) {
+func (s *Space) Insert(ctx context.Context, b *Bound, rec mnemo.Record) (string, error) {
 	var id string
-	err := b.Do(ctx, func(c backend.Collection) error {
+	err := b.Do(ctx, func(c mnemo.Collection) error {
 		pos, err := s.Place(ctx, c, 1)
 		if err != nil {
 			return err

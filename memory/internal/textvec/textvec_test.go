@@ -6,8 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/embed"
 )
 
@@ -56,23 +56,23 @@ func TestCollection(t *testing.T) {
 	}
 	defer db.Close()
 	s, _ := New(nil, errEmpty, errInvalid)
-	c, err := s.Collection(ctx, backend.Embedded(db), "facts", "test")
+	c, err := s.Collection(ctx, db.Store(), "facts", "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := s.Collection(ctx, backend.Embedded(db), "facts", "test"); err != nil || again != c {
+	if again, err := s.Collection(ctx, db.Store(), "facts", "test"); err != nil || again != c {
 		t.Fatalf("reopen = %v, %v", again, err)
 	}
 	small, _ := embed.NewHashing(64)
 	other, _ := New(small, errEmpty, errInvalid)
-	if _, err := other.Collection(ctx, backend.Embedded(db), "facts", "test"); !errors.Is(err, embed.ErrMismatch) {
+	if _, err := other.Collection(ctx, db.Store(), "facts", "test"); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder = %v, want embed.ErrMismatch", err)
 	}
-	if _, err := db.CreateCollection(ctx, "l2", engine.CollectionConfig{Dimension: 384, Metric: engine.L2, Embedder: "hashing/v1/384"}); err != nil {
+	if _, err := db.CreateCollection(ctx, "l2", mnemo.CollectionConfig{Dimension: 384, Metric: mnemo.L2, Embedder: "hashing/v1/384"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Collection(ctx, backend.Embedded(db), "l2", "test"); !errors.Is(err, engine.ErrCollectionExists) || errors.Is(err, embed.ErrMismatch) {
-		t.Fatalf("another metric = %v, want engine.ErrCollectionExists", err)
+	if _, err := s.Collection(ctx, db.Store(), "l2", "test"); !errors.Is(err, mnemo.ErrCollectionExists) || errors.Is(err, embed.ErrMismatch) {
+		t.Fatalf("another metric = %v, want mnemo.ErrCollectionExists", err)
 	}
 	if _, err := s.Collection(ctx, nil, "x", "test"); !errors.Is(err, errInvalid) {
 		t.Fatalf("nil database = %v", err)

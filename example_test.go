@@ -1,21 +1,21 @@
-package backend_test
+package mnemo_test
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 	"github.com/mnemodb/mnemo/memory/toolmem"
 )
 
-// The adapters take a backend.Store: the embedded engine here; a
+// The adapters take a mnemo.Store: the embedded engine here; a
 // postgres.Store (postgres.Open(ctx, "postgres://...", nil)) shares the
 // same memory between processes on several machines, with no other
 // change.
 func Example() {
 	ctx := context.Background()
-	s, err := backend.OpenEmbedded("", &engine.Options{InMemory: true})
+	s, err := engine.OpenStore("", &engine.Options{InMemory: true})
 	if err != nil {
 		panic(err)
 	}
@@ -45,24 +45,24 @@ func Example() {
 // A collection of any backend: records, a filter, a hybrid query.
 func ExampleCollection() {
 	ctx := context.Background()
-	s, err := backend.OpenEmbedded("", &engine.Options{InMemory: true})
+	s, err := engine.OpenStore("", &engine.Options{InMemory: true})
 	if err != nil {
 		panic(err)
 	}
 	defer s.Close()
-	c, err := s.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 2})
+	c, err := s.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 2})
 	if err != nil {
 		panic(err)
 	}
 	_, err = c.Upsert(ctx,
-		engine.Record{ID: "a", Vector: []float32{1, 0}, Content: "Paul works at Google", Metadata: map[string]any{"year": 2024}},
-		engine.Record{ID: "b", Vector: []float32{0, 1}, Content: "Anna bakes bread", Metadata: map[string]any{"year": 2020}},
+		mnemo.Record{ID: "a", Vector: []float32{1, 0}, Content: "Paul works at Google", Metadata: map[string]any{"year": 2024}},
+		mnemo.Record{ID: "b", Vector: []float32{0, 1}, Content: "Anna bakes bread", Metadata: map[string]any{"year": 2020}},
 	)
 	if err != nil {
 		panic(err)
 	}
-	f, _ := engine.ParseFilter(`{"year": {"$gte": 2021}}`)
-	hits, err := c.Query(ctx, engine.Query{Vector: []float32{1, 0.1}, Text: "where does Paul work", Filter: f})
+	f, _ := mnemo.ParseFilter(`{"year": {"$gte": 2021}}`)
+	hits, err := c.Query(ctx, mnemo.Query{Vector: []float32{1, 0.1}, Text: "where does Paul work", Filter: f})
 	if err != nil {
 		panic(err)
 	}

@@ -1,10 +1,10 @@
-// Package backendtest is the conformance suite of backend.Store: every
+// Package backendtest is the conformance suite of mnemo.Store: every
 // implementation runs it (the embedded engine in package backend's tests,
 // PostgreSQL in package postgres's), and every behaviour the memory
 // adapters rely on is checked here against the engine as the reference:
 // the same records and queries go to an in-memory engine database, and
 // the implementation must answer alike.
-package backendtest
+package mnemotest
 
 import (
 	"context"
@@ -16,18 +16,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
 )
 
 // Factory returns an empty Store for one test. The suite closes it.
-type Factory func(t *testing.T) backend.Store
+type Factory func(t *testing.T) mnemo.Store
 
 // Run runs the conformance suite against the stores open returns.
 func Run(t *testing.T, open Factory) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T, backend.Store)
+		fn   func(*testing.T, mnemo.Store)
 	}{
 		{"Collections", testCollections},
 		{"RoundTrip", testRoundTrip},
@@ -52,17 +52,17 @@ func Run(t *testing.T, open Factory) {
 }
 
 // reference returns an in-memory engine database, closed with the test.
-func reference(t *testing.T) backend.Store {
+func reference(t *testing.T) mnemo.Store {
 	t.Helper()
 	db, err := engine.Open("", &engine.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return backend.Embedded(db)
+	return db.Store()
 }
 
-func mustCreate(t *testing.T, s backend.Store, name string, cfg engine.CollectionConfig) backend.Collection {
+func mustCreate(t *testing.T, s mnemo.Store, name string, cfg mnemo.CollectionConfig) mnemo.Collection {
 	t.Helper()
 	c, err := s.CreateCollection(context.Background(), name, cfg)
 	if err != nil {
@@ -71,7 +71,7 @@ func mustCreate(t *testing.T, s backend.Store, name string, cfg engine.Collectio
 	return c
 }
 
-func mustUpsert(t *testing.T, c backend.Collection, recs ...engine.Record) []string {
+func mustUpsert(t *testing.T, c mnemo.Collection, recs ...mnemo.Record) []string {
 	t.Helper()
 	ids, err := c.Upsert(context.Background(), recs...)
 	if err != nil {
@@ -80,11 +80,11 @@ func mustUpsert(t *testing.T, c backend.Collection, recs ...engine.Record) []str
 	return ids
 }
 
-func testCollections(t *testing.T, s backend.Store) {
+func testCollections(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
-	cfg := engine.CollectionConfig{Dimension: 4, Embedder: "test/v1/4"}
+	cfg := mnemo.CollectionConfig{Dimension: 4, Embedder: "test/v1/4"}
 	a := mustCreate(t, s, "b-notes", cfg)
-	if a.Name() != "b-notes" || a.Config().Dimension != 4 || a.Config().Metric != engine.Cosine || a.Config().Embedder != "test/v1/4" {
+	if a.Name() != "b-notes" || a.Config().Dimension != 4 || a.Config().Metric != mnemo.Cosine || a.Config().Embedder != "test/v1/4" {
 		t.Fatalf("collection %q with config %+v", a.Name(), a.Config())
 	}
 	if !a.Config().Equal(cfg) {
@@ -94,51 +94,51 @@ func testCollections(t *testing.T, s backend.Store) {
 	if err != nil || again.Config().Embedder != "test/v1/4" {
 		t.Fatalf("CreateCollection again with the same config: %v", err)
 	}
-	if _, err := s.CreateCollection(ctx, "b-notes", engine.CollectionConfig{Dimension: 4, Embedder: "other/v1/4"}); !errors.Is(err, engine.ErrCollectionExists) {
+	if _, err := s.CreateCollection(ctx, "b-notes", mnemo.CollectionConfig{Dimension: 4, Embedder: "other/v1/4"}); !errors.Is(err, mnemo.ErrCollectionExists) {
 		t.Fatalf("CreateCollection with another embedder: %v, want ErrCollectionExists", err)
 	}
 	for _, name := range []string{"", strings.Repeat("x", 257), "a\x00b", "tab\there", "a\xffb", "\xc3("} {
-		if _, err := s.CreateCollection(ctx, name, cfg); !errors.Is(err, engine.ErrInvalidConfig) {
+		if _, err := s.CreateCollection(ctx, name, cfg); !errors.Is(err, mnemo.ErrInvalidConfig) {
 			t.Errorf("CreateCollection(%q): %v, want ErrInvalidConfig", name, err)
 		}
-		if _, err := s.Collection(ctx, name); !errors.Is(err, engine.ErrCollectionNotFound) {
+		if _, err := s.Collection(ctx, name); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 			t.Errorf("Collection(%q): %v, want ErrCollectionNotFound", name, err)
 		}
 	}
-	if _, err := s.CreateCollection(ctx, "zero", engine.CollectionConfig{}); !errors.Is(err, engine.ErrInvalidConfig) {
+	if _, err := s.CreateCollection(ctx, "zero", mnemo.CollectionConfig{}); !errors.Is(err, mnemo.ErrInvalidConfig) {
 		t.Errorf("CreateCollection with dimension 0: %v, want ErrInvalidConfig", err)
 	}
-	mustCreate(t, s, "a-facts", engine.CollectionConfig{Dimension: 2, Metric: engine.L2})
-	mustCreate(t, s, "Z \"quoted\"; DROP TABLE x", engine.CollectionConfig{Dimension: 2})
+	mustCreate(t, s, "a-facts", mnemo.CollectionConfig{Dimension: 2, Metric: mnemo.L2})
+	mustCreate(t, s, "Z \"quoted\"; DROP TABLE x", mnemo.CollectionConfig{Dimension: 2})
 	names, err := s.Collections(ctx)
 	if want := []string{"Z \"quoted\"; DROP TABLE x", "a-facts", "b-notes"}; err != nil || !slices.Equal(names, want) {
 		t.Fatalf("Collections = %q, %v; want %q", names, err, want)
 	}
 	got, err := s.Collection(ctx, "a-facts")
-	if err != nil || got.Config().Metric != engine.L2 {
+	if err != nil || got.Config().Metric != mnemo.L2 {
 		t.Fatalf("Collection(a-facts) = %v, %v", got, err)
 	}
-	if _, err := s.Collection(ctx, "missing"); !errors.Is(err, engine.ErrCollectionNotFound) {
+	if _, err := s.Collection(ctx, "missing"); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("Collection(missing): %v, want ErrCollectionNotFound", err)
 	}
-	mustUpsert(t, got, engine.Record{ID: "x", Vector: []float32{1, 2}})
+	mustUpsert(t, got, mnemo.Record{ID: "x", Vector: []float32{1, 2}})
 	if err := s.DropCollection(ctx, "a-facts"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DropCollection(ctx, "a-facts"); !errors.Is(err, engine.ErrCollectionNotFound) {
+	if err := s.DropCollection(ctx, "a-facts"); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("second DropCollection: %v, want ErrCollectionNotFound", err)
 	}
 	if _, _, err := got.Get(ctx, "x"); err == nil {
 		t.Fatal("Get on a dropped collection succeeded")
 	}
-	re := mustCreate(t, s, "a-facts", engine.CollectionConfig{Dimension: 3})
+	re := mustCreate(t, s, "a-facts", mnemo.CollectionConfig{Dimension: 3})
 	if n, err := re.Count(ctx); err != nil || n != 0 {
 		t.Fatalf("recreated collection counts %d, %v; want 0", n, err)
 	}
 }
 
 // sampleRecords are records with metadata of every kind filters meet.
-func sampleRecords() []engine.Record {
+func sampleRecords() []mnemo.Record {
 	metas := []map[string]any{
 		{"kind": "chat", "year": 2024.0, "score": 0.5, "ok": true, "tags": []any{"a", "b"}},
 		{"kind": "web", "year": 2020.0, "score": -1.0, "ok": false, "nested": map[string]any{"x": 1.0}},
@@ -153,7 +153,7 @@ func sampleRecords() []engine.Record {
 		{"kind": 5.0, "year": 2021.0},
 		{"kind": []any{"chat"}, "year": 2030.0},
 	}
-	recs := make([]engine.Record, len(metas))
+	recs := make([]mnemo.Record, len(metas))
 	r := rand.New(rand.NewPCG(7, 7))
 	words := []string{"paul", "works", "at", "google", "the", "cat", "sat", "on", "mat", "running", "runs", "dogs", "bark", "tax", "rules", "東京都"}
 	for i, m := range metas {
@@ -166,17 +166,17 @@ func sampleRecords() []engine.Record {
 			sb.WriteString(words[r.IntN(len(words))])
 			sb.WriteByte(' ')
 		}
-		recs[i] = engine.Record{ID: fmt.Sprintf("r%02d", i), Vector: v, Content: sb.String(), Metadata: m}
+		recs[i] = mnemo.Record{ID: fmt.Sprintf("r%02d", i), Vector: v, Content: sb.String(), Metadata: m}
 	}
 	return recs
 }
 
-func testRoundTrip(t *testing.T, s backend.Store) {
+func testRoundTrip(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
-	c := mustCreate(t, s, "rt", engine.CollectionConfig{Dimension: 4})
+	c := mustCreate(t, s, "rt", mnemo.CollectionConfig{Dimension: 4})
 	recs := sampleRecords()
 	mustUpsert(t, c, recs...)
-	ref := mustCreate(t, reference(t), "rt", engine.CollectionConfig{Dimension: 4})
+	ref := mustCreate(t, reference(t), "rt", mnemo.CollectionConfig{Dimension: 4})
 	mustUpsert(t, ref, recs...)
 	for _, r := range recs {
 		got, ok, err := c.Get(ctx, r.ID)
@@ -191,7 +191,7 @@ func testRoundTrip(t *testing.T, s backend.Store) {
 	if _, ok, err := c.Get(ctx, "absent"); ok || err != nil {
 		t.Fatalf("Get(absent) = %v, %v", ok, err)
 	}
-	ids := mustUpsert(t, c, engine.Record{Vector: []float32{1, 0, 0, 0}, Content: "assigned"})
+	ids := mustUpsert(t, c, mnemo.Record{Vector: []float32{1, 0, 0, 0}, Content: "assigned"})
 	if len(ids) != 1 || len(ids[0]) != 36 {
 		t.Fatalf("assigned ids %q, want one UUID", ids)
 	}
@@ -199,7 +199,7 @@ func testRoundTrip(t *testing.T, s backend.Store) {
 	if err != nil || !ok || got.Content != "assigned" {
 		t.Fatalf("Get(assigned) = %+v, %v, %v", got, ok, err)
 	}
-	mustUpsert(t, c, engine.Record{ID: ids[0], Vector: []float32{0, 1, 0, 0}, Content: "replaced", Metadata: map[string]any{"v": 2}})
+	mustUpsert(t, c, mnemo.Record{ID: ids[0], Vector: []float32{0, 1, 0, 0}, Content: "replaced", Metadata: map[string]any{"v": 2}})
 	got, _, _ = c.Get(ctx, ids[0])
 	if got.Content != "replaced" || got.Metadata["v"] != 2.0 || got.Vector[1] != 1 {
 		t.Fatalf("after replace: %+v", got)
@@ -219,7 +219,7 @@ func testRoundTrip(t *testing.T, s backend.Store) {
 	}
 }
 
-func recordsEqual(a, b engine.Record) bool {
+func recordsEqual(a, b mnemo.Record) bool {
 	return a.ID == b.ID && slices.Equal(a.Vector, b.Vector) && a.Content == b.Content &&
 		valueEqual(a.Metadata, b.Metadata)
 }
@@ -247,12 +247,12 @@ func valueEqual(a, b any) bool {
 	return a == b
 }
 
-func testScanAndCount(t *testing.T, s backend.Store) {
+func testScanAndCount(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
-	c := mustCreate(t, s, "scan", engine.CollectionConfig{Dimension: 2, Metric: engine.Dot})
+	c := mustCreate(t, s, "scan", mnemo.CollectionConfig{Dimension: 2, Metric: mnemo.Dot})
 	ids := []string{"b", "a", "B", "é", "a b", "a\tb", "z", "Z", "日本", "~", "0", "aa", "ab"}
 	for _, id := range ids {
-		mustUpsert(t, c, engine.Record{ID: id, Vector: []float32{1, 2}, Content: id})
+		mustUpsert(t, c, mnemo.Record{ID: id, Vector: []float32{1, 2}, Content: id})
 	}
 	want := slices.Clone(ids)
 	slices.Sort(want) // byte order
@@ -281,7 +281,7 @@ func testScanAndCount(t *testing.T, s backend.Store) {
 	if err != nil || len(page) != len(ids) || next != "" {
 		t.Fatalf("Scan of exactly all: %d records, next %q, %v", len(page), next, err)
 	}
-	if _, _, err := c.Scan(ctx, "", 0); !errors.Is(err, engine.ErrBadQuery) {
+	if _, _, err := c.Scan(ctx, "", 0); !errors.Is(err, mnemo.ErrBadQuery) {
 		t.Fatalf("Scan limit 0: %v, want ErrBadQuery", err)
 	}
 	if n, err := c.Count(ctx); err != nil || n != len(ids) {
@@ -289,41 +289,41 @@ func testScanAndCount(t *testing.T, s backend.Store) {
 	}
 }
 
-func testBadRecords(t *testing.T, s backend.Store) {
+func testBadRecords(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
-	c := mustCreate(t, s, "bad", engine.CollectionConfig{Dimension: 3})
-	ref := mustCreate(t, reference(t), "bad", engine.CollectionConfig{Dimension: 3})
+	c := mustCreate(t, s, "bad", mnemo.CollectionConfig{Dimension: 3})
+	ref := mustCreate(t, reference(t), "bad", mnemo.CollectionConfig{Dimension: 3})
 	deep := map[string]any{}
 	m := deep
-	for range engine.MaxMetadataDepth {
+	for range mnemo.MaxMetadataDepth {
 		n := map[string]any{}
 		m["a"] = n
 		m = n
 	}
-	good := engine.Record{ID: "good", Vector: []float32{1, 2, 3}}
+	good := mnemo.Record{ID: "good", Vector: []float32{1, 2, 3}}
 	cases := []struct {
 		name string
-		rec  engine.Record
+		rec  mnemo.Record
 		want error
 	}{
-		{"dimension", engine.Record{ID: "x", Vector: []float32{1, 2}}, engine.ErrDimension},
-		{"no vector", engine.Record{ID: "x"}, engine.ErrDimension},
-		{"NaN", engine.Record{ID: "x", Vector: []float32{1, float32(math.NaN()), 0}}, engine.ErrNonFinite},
-		{"Inf", engine.Record{ID: "x", Vector: []float32{1, float32(math.Inf(-1)), 0}}, engine.ErrNonFinite},
-		{"zero under cosine", engine.Record{ID: "x", Vector: []float32{0, 0, 0}}, engine.ErrZeroVector},
-		{"norm overflow", engine.Record{ID: "x", Vector: []float32{3e38, 3e38, 0}}, engine.ErrNormOverflow},
-		{"long id", engine.Record{ID: strings.Repeat("i", engine.MaxIDLength+1), Vector: []float32{1, 2, 3}}, engine.ErrInvalidID},
-		{"id not UTF-8", engine.Record{ID: "a\xffb", Vector: []float32{1, 2, 3}}, engine.ErrInvalidID},
-		{"content not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Content: "\xc3("}, engine.ErrInvalidRecord},
-		{"metadata NaN", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"n": math.NaN()}}, engine.ErrInvalidRecord},
-		{"metadata too deep", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: deep}, engine.ErrInvalidRecord},
-		{"metadata too large", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"s": strings.Repeat("x", engine.MaxMetadataBytes)}}, engine.ErrInvalidRecord},
-		{"metadata key not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"\xff": 1}}, engine.ErrInvalidRecord},
-		{"metadata nested key not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"m": map[string]any{"\xfe": 1}}}, engine.ErrInvalidRecord},
-		{"metadata string not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"s": "a\xffb"}}, engine.ErrInvalidRecord},
-		{"metadata list string not UTF-8", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"l": []any{"ok", "\xc3("}}}, engine.ErrInvalidRecord},
-		{"id with NUL", engine.Record{ID: "a\x00b", Vector: []float32{1, 2, 3}}, engine.ErrInvalidRecord},
-		{"metadata unencodable", engine.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"f": func() {}}}, engine.ErrInvalidRecord},
+		{"dimension", mnemo.Record{ID: "x", Vector: []float32{1, 2}}, mnemo.ErrDimension},
+		{"no vector", mnemo.Record{ID: "x"}, mnemo.ErrDimension},
+		{"NaN", mnemo.Record{ID: "x", Vector: []float32{1, float32(math.NaN()), 0}}, mnemo.ErrNonFinite},
+		{"Inf", mnemo.Record{ID: "x", Vector: []float32{1, float32(math.Inf(-1)), 0}}, mnemo.ErrNonFinite},
+		{"zero under cosine", mnemo.Record{ID: "x", Vector: []float32{0, 0, 0}}, mnemo.ErrZeroVector},
+		{"norm overflow", mnemo.Record{ID: "x", Vector: []float32{3e38, 3e38, 0}}, mnemo.ErrNormOverflow},
+		{"long id", mnemo.Record{ID: strings.Repeat("i", mnemo.MaxIDLength+1), Vector: []float32{1, 2, 3}}, mnemo.ErrInvalidID},
+		{"id not UTF-8", mnemo.Record{ID: "a\xffb", Vector: []float32{1, 2, 3}}, mnemo.ErrInvalidID},
+		{"content not UTF-8", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Content: "\xc3("}, mnemo.ErrInvalidRecord},
+		{"metadata NaN", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"n": math.NaN()}}, mnemo.ErrInvalidRecord},
+		{"metadata too deep", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: deep}, mnemo.ErrInvalidRecord},
+		{"metadata too large", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"s": strings.Repeat("x", mnemo.MaxMetadataBytes)}}, mnemo.ErrInvalidRecord},
+		{"metadata key not UTF-8", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"\xff": 1}}, mnemo.ErrInvalidRecord},
+		{"metadata nested key not UTF-8", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"m": map[string]any{"\xfe": 1}}}, mnemo.ErrInvalidRecord},
+		{"metadata string not UTF-8", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"s": "a\xffb"}}, mnemo.ErrInvalidRecord},
+		{"metadata list string not UTF-8", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"l": []any{"ok", "\xc3("}}}, mnemo.ErrInvalidRecord},
+		{"id with NUL", mnemo.Record{ID: "a\x00b", Vector: []float32{1, 2, 3}}, mnemo.ErrInvalidRecord},
+		{"metadata unencodable", mnemo.Record{ID: "x", Vector: []float32{1, 2, 3}, Metadata: map[string]any{"f": func() {}}}, mnemo.ErrInvalidRecord},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -338,7 +338,7 @@ func testBadRecords(t *testing.T, s backend.Store) {
 		})
 	}
 	_, err := c.Upsert(ctx, good, good)
-	if !errors.Is(err, engine.ErrInvalidRecord) {
+	if !errors.Is(err, mnemo.ErrInvalidRecord) {
 		t.Fatalf("a batch with one id twice: %v, want ErrInvalidRecord", err)
 	}
 	if _, ok, err := c.Get(ctx, "a\x00b"); ok || err != nil {
@@ -347,60 +347,60 @@ func testBadRecords(t *testing.T, s backend.Store) {
 	if n, err := c.Delete(ctx, "a\x00b"); n != 0 || err != nil {
 		t.Errorf("Delete of an id with NUL: %d, %v; want 0", n, err)
 	}
-	for _, id := range []string{"", strings.Repeat("i", engine.MaxIDLength+1), "\xff"} {
-		if _, _, err := c.Get(ctx, id); !errors.Is(err, engine.ErrInvalidID) {
+	for _, id := range []string{"", strings.Repeat("i", mnemo.MaxIDLength+1), "\xff"} {
+		if _, _, err := c.Get(ctx, id); !errors.Is(err, mnemo.ErrInvalidID) {
 			t.Errorf("Get(%q): %v, want ErrInvalidID", id, err)
 		}
-		if _, err := c.Delete(ctx, "ok", id); !errors.Is(err, engine.ErrInvalidID) {
+		if _, err := c.Delete(ctx, "ok", id); !errors.Is(err, mnemo.ErrInvalidID) {
 			t.Errorf("Delete(%q): %v, want ErrInvalidID", id, err)
 		}
 	}
 	// A batch over MaxBatchBytes (each record under the content limit; one
 	// string shared by all, so the test holds little memory).
-	big := strings.Repeat("x", engine.MaxContentLength-1)
-	var batch []engine.Record
-	for i := range engine.MaxBatchBytes/len(big) + 2 {
-		batch = append(batch, engine.Record{ID: fmt.Sprint("big", i), Vector: []float32{1, 2, 3}, Content: big})
+	big := strings.Repeat("x", mnemo.MaxContentLength-1)
+	var batch []mnemo.Record
+	for i := range mnemo.MaxBatchBytes/len(big) + 2 {
+		batch = append(batch, mnemo.Record{ID: fmt.Sprint("big", i), Vector: []float32{1, 2, 3}, Content: big})
 	}
-	if _, err := c.Upsert(ctx, batch...); !errors.Is(err, engine.ErrBatchTooLarge) {
+	if _, err := c.Upsert(ctx, batch...); !errors.Is(err, mnemo.ErrBatchTooLarge) {
 		t.Errorf("a batch over MaxBatchBytes: %v, want ErrBatchTooLarge", err)
 	}
 	if _, ok, _ := c.Get(ctx, "big0"); ok {
 		t.Error("a batch refused as too large stored its first record")
 	}
-	l2 := mustCreate(t, s, "bad-l2", engine.CollectionConfig{Dimension: 2, Metric: engine.L2})
-	if _, err := l2.Upsert(ctx, engine.Record{ID: "zero", Vector: []float32{0, 0}}); err != nil {
+	l2 := mustCreate(t, s, "bad-l2", mnemo.CollectionConfig{Dimension: 2, Metric: mnemo.L2})
+	if _, err := l2.Upsert(ctx, mnemo.Record{ID: "zero", Vector: []float32{0, 0}}); err != nil {
 		t.Fatalf("a zero vector under L2: %v", err)
 	}
 }
 
-func testBadQueries(t *testing.T, s backend.Store) {
+func testBadQueries(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
-	c := mustCreate(t, s, "badq", engine.CollectionConfig{Dimension: 2})
-	notext := mustCreate(t, s, "badq-notext", engine.CollectionConfig{Dimension: 2, Text: engine.TextConfig{Disabled: true}})
-	mustUpsert(t, c, engine.Record{ID: "a", Vector: []float32{1, 0}, Content: "a"})
+	c := mustCreate(t, s, "badq", mnemo.CollectionConfig{Dimension: 2})
+	notext := mustCreate(t, s, "badq-notext", mnemo.CollectionConfig{Dimension: 2, Text: mnemo.TextConfig{Disabled: true}})
+	mustUpsert(t, c, mnemo.Record{ID: "a", Vector: []float32{1, 0}, Content: "a"})
 	nan := float32(math.NaN())
 	cases := []struct {
 		name string
-		c    backend.Collection
-		q    engine.Query
+		c    mnemo.Collection
+		q    mnemo.Query
 		want error
 	}{
-		{"dimension", c, engine.Query{Vector: []float32{1}}, engine.ErrDimension},
-		{"zero", c, engine.Query{Vector: []float32{0, 0}}, engine.ErrZeroVector},
-		{"no vector", c, engine.Query{}, engine.ErrDimension},
-		{"k", c, engine.Query{Vector: []float32{1, 0}, K: -1}, engine.ErrBadQuery},
-		{"ef", c, engine.Query{Vector: []float32{1, 0}, Ef: -1}, engine.ErrBadQuery},
-		{"mode", c, engine.Query{Vector: []float32{1, 0}, Mode: "sql"}, engine.ErrBadQuery},
-		{"NaN similarity", c, engine.Query{Vector: []float32{1, 0}, MinSimilarity: &nan}, engine.ErrBadQuery},
-		{"similarity without vector", c, engine.Query{Text: "a", MinSimilarity: new(float32(0.5))}, engine.ErrBadQuery},
-		{"fusion", c, engine.Query{Vector: []float32{1, 0}, Text: "a", Fusion: engine.Fusion{Method: "max"}}, engine.ErrBadQuery},
-		{"weight", c, engine.Query{Vector: []float32{1, 0}, Text: "a", Fusion: engine.Fusion{VectorWeight: 1}}, engine.ErrBadQuery},
-		{"bm25", c, engine.Query{Text: "a", BM25: &engine.BM25{K1: -1}}, engine.ErrBadQuery},
-		{"text disabled", notext, engine.Query{Text: "a"}, engine.ErrBadQuery},
-		{"neighbours of a vector query", c, engine.Query{Vector: []float32{1, 0}, Neighbors: &engine.Neighbors{Position: "p", Weight: 0.5}}, engine.ErrBadQuery},
-		{"neighbour weight", c, engine.Query{Text: "a", Neighbors: &engine.Neighbors{Position: "p", Weight: 2}}, engine.ErrBadQuery},
-		{"neighbour position", c, engine.Query{Text: "a", Neighbors: &engine.Neighbors{Weight: 0.5}}, engine.ErrBadQuery},
+		{"dimension", c, mnemo.Query{Vector: []float32{1}}, mnemo.ErrDimension},
+		{"zero", c, mnemo.Query{Vector: []float32{0, 0}}, mnemo.ErrZeroVector},
+		{"no vector", c, mnemo.Query{}, mnemo.ErrDimension},
+		{"k", c, mnemo.Query{Vector: []float32{1, 0}, K: -1}, mnemo.ErrBadQuery},
+		{"ef", c, mnemo.Query{Vector: []float32{1, 0}, Ef: -1}, mnemo.ErrBadQuery},
+		{"mode", c, mnemo.Query{Vector: []float32{1, 0}, Mode: "sql"}, mnemo.ErrBadQuery},
+		{"NaN similarity", c, mnemo.Query{Vector: []float32{1, 0}, MinSimilarity: &nan}, mnemo.ErrBadQuery},
+		{"similarity without vector", c, mnemo.Query{Text: "a", MinSimilarity: new(float32(0.5))}, mnemo.ErrBadQuery},
+		{"fusion", c, mnemo.Query{Vector: []float32{1, 0}, Text: "a", Fusion: mnemo.Fusion{Method: "max"}}, mnemo.ErrBadQuery},
+		{"weight", c, mnemo.Query{Vector: []float32{1, 0}, Text: "a", Fusion: mnemo.Fusion{VectorWeight: 1}}, mnemo.ErrBadQuery},
+		{"bm25", c, mnemo.Query{Text: "a", BM25: &mnemo.BM25{K1: -1}}, mnemo.ErrBadQuery},
+		{"text disabled", notext, mnemo.Query{Text: "a"}, mnemo.ErrBadQuery},
+		{"neighbours of a vector query", c, mnemo.Query{Vector: []float32{1, 0}, Spread: &mnemo.Spread{Position: "p", Weight: 0.5}}, mnemo.ErrBadQuery},
+		{"neighbour weight", c, mnemo.Query{Text: "a", Spread: &mnemo.Spread{Position: "p", Weight: 2}}, mnemo.ErrBadQuery},
+		{"neighbour position", c, mnemo.Query{Text: "a", Spread: &mnemo.Spread{Weight: 0.5}}, mnemo.ErrBadQuery},
 	}
 	for _, tc := range cases {
 		if _, err := tc.c.Query(ctx, tc.q); !errors.Is(err, tc.want) {
@@ -463,7 +463,7 @@ var filterCases = []string{
 
 // matching returns the IDs of recs that f admits, sorted: the engine's
 // evaluator is the reference.
-func matching(f *engine.Filter, recs []engine.Record) []string {
+func matching(f *mnemo.Filter, recs []mnemo.Record) []string {
 	var ids []string
 	for _, r := range recs {
 		meta := r.Metadata
@@ -477,19 +477,19 @@ func matching(f *engine.Filter, recs []engine.Record) []string {
 	return ids
 }
 
-func testFilters(t *testing.T, s backend.Store) {
+func testFilters(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
-	c := mustCreate(t, s, "filters", engine.CollectionConfig{Dimension: 4})
+	c := mustCreate(t, s, "filters", mnemo.CollectionConfig{Dimension: 4})
 	recs := sampleRecords()
 	mustUpsert(t, c, recs...)
 	for _, text := range filterCases {
-		f, err := engine.ParseFilter(text)
+		f, err := mnemo.ParseFilter(text)
 		if err != nil {
 			t.Fatalf("ParseFilter(%s): %v", text, err)
 		}
 		want := matching(f, recs)
 		for _, exact := range []bool{true, false} {
-			hits, err := c.Query(ctx, engine.Query{Vector: []float32{1, 1, 1, 1}, K: len(recs) + 5, Filter: f, Exact: exact})
+			hits, err := c.Query(ctx, mnemo.Query{Vector: []float32{1, 1, 1, 1}, K: len(recs) + 5, Filter: f, Exact: exact})
 			if err != nil {
 				t.Fatalf("%s: %v", text, err)
 			}
@@ -502,7 +502,7 @@ func testFilters(t *testing.T, s backend.Store) {
 				t.Errorf("filter %s (exact %v): got %q, want %q", text, exact, got, want)
 			}
 		}
-		hits, err := c.Query(ctx, engine.Query{Text: "paul cat tax dogs the at on mat rules works google sat running bark 東京", K: 100, Filter: f})
+		hits, err := c.Query(ctx, mnemo.Query{Text: "paul cat tax dogs the at on mat rules works google sat running bark 東京", K: 100, Filter: f})
 		if err != nil {
 			t.Fatalf("%s: text: %v", text, err)
 		}
@@ -513,18 +513,18 @@ func testFilters(t *testing.T, s backend.Store) {
 		}
 	}
 	for _, text := range []string{`{"a": {"$regex": "x"}}`, `{"$not": {}}`, `{"a": {"$gt": true}}`, `{"a": {"$in": 3}}`, `[]`, `{"a": [1]}`, `{"": 1}`, `{"a": {"$exists": 1}}`} {
-		if _, err := engine.ParseFilter(text); !errors.Is(err, engine.ErrBadFilter) {
+		if _, err := mnemo.ParseFilter(text); !errors.Is(err, mnemo.ErrBadFilter) {
 			t.Errorf("ParseFilter(%s): %v, want ErrBadFilter", text, err)
 		}
 	}
 }
 
-func testSQLLookingValues(t *testing.T, s backend.Store) {
+func testSQLLookingValues(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
 	evil := []string{`'); DROP TABLE mnemo_collections; --`, `" OR 1=1 --`, `a'b`, `\`, `$1`, `%`, `_`, `;`, `?`, `-- x`, `/* x */`, `\x00`, `E'\\'`, `$$`, `::jsonb`, `' OR ''='`}
-	c := mustCreate(t, s, `evil'); DROP TABLE mnemo_collections; --`, engine.CollectionConfig{Dimension: 2})
+	c := mustCreate(t, s, `evil'); DROP TABLE mnemo_collections; --`, mnemo.CollectionConfig{Dimension: 2})
 	for i, v := range evil {
-		mustUpsert(t, c, engine.Record{ID: v, Vector: []float32{1, float32(i)}, Content: v + " marker", Metadata: map[string]any{"v": v, v: "key"}})
+		mustUpsert(t, c, mnemo.Record{ID: v, Vector: []float32{1, float32(i)}, Content: v + " marker", Metadata: map[string]any{"v": v, v: "key"}})
 	}
 	for _, v := range evil {
 		rec, ok, err := c.Get(ctx, v)
@@ -538,11 +538,11 @@ func testSQLLookingValues(t *testing.T, s backend.Store) {
 			if _, ok := q[v]; ok && strings.HasPrefix(v, "$") {
 				continue // a field name cannot start with $
 			}
-			f, err := engine.NewFilter(q)
+			f, err := mnemo.NewFilter(q)
 			if err != nil {
 				t.Fatal(err)
 			}
-			hits, err := c.Query(ctx, engine.Query{Vector: []float32{1, 1}, K: 100, Filter: f})
+			hits, err := c.Query(ctx, mnemo.Query{Vector: []float32{1, 1}, K: 100, Filter: f})
 			if err != nil || len(hits) != 1 || hits[0].Record.ID != v {
 				t.Fatalf("filter %v: %d hits, %v; want %q alone", q, len(hits), err, v)
 			}

@@ -1,4 +1,4 @@
-package engine
+package mnemo
 
 import "math"
 
@@ -15,7 +15,7 @@ func FusionDepth(f Fusion, k int) int {
 // Fuse scores the candidates of a hybrid query with FuseScores, orders
 // them with SortHits and returns the best k, reusing hits' storage: the
 // engine's fusion of a query without neighbour spreading (a query with
-// Query.Neighbors spreads the fused scores before it sorts).
+// Query.Spread spreads the fused scores before it sorts).
 func Fuse(hits []Hit, f Fusion, k int) []Hit {
 	FuseScores(hits, f)
 	SortHits(hits)
@@ -67,11 +67,6 @@ func FuseScores(hits []Hit, f Fusion) {
 	}
 }
 
-// SortHits orders hits as the engine ranks them: by Score; equal scores
-// keep their order (build the candidates vector side first, each side in
-// its own rank order, as the engine does).
-func SortHits(hits []Hit) { sortHits(hits) }
-
 func minMax(hits []Hit, val func(*Hit) (float64, bool)) (lo, hi float64) {
 	lo, hi = math.Inf(1), math.Inf(-1)
 	for i := range hits {
@@ -90,8 +85,3 @@ func unit(v, lo, hi float64) float64 {
 	}
 	return (v - lo) / (hi - lo)
 }
-
-// NeighborDepth is how many candidates a text query with Neighbors scores
-// before it spreads their scores (a hybrid query spreads over its fused
-// candidates).
-const NeighborDepth = spreadDepth

@@ -1,4 +1,4 @@
-package backendtest
+package mnemotest
 
 import (
 	"context"
@@ -10,8 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 )
 
 func roundTrip(m map[string]any) map[string]any {
@@ -29,10 +28,10 @@ func roundTrip(m map[string]any) map[string]any {
 // corpus returns n records of dimension dim with words from a small
 // vocabulary (so that terms repeat across records) and a "group"
 // metadata field.
-func corpus(seed uint64, n, dim int) []engine.Record {
+func corpus(seed uint64, n, dim int) []mnemo.Record {
 	r := rand.New(rand.NewPCG(seed, 1))
 	vocab := strings.Fields("memory agent tool search paul google works cat dog running runs ran jumps over lazy fox the a of and database vector index query text hybrid fusion rank score city tokyo paris weather rain sun coffee tea meeting project deadline")
-	recs := make([]engine.Record, n)
+	recs := make([]mnemo.Record, n)
 	for i := range recs {
 		v := make([]float32, dim)
 		for j := range v {
@@ -43,7 +42,7 @@ func corpus(seed uint64, n, dim int) []engine.Record {
 			sb.WriteString(vocab[r.IntN(len(vocab))])
 			sb.WriteByte(' ')
 		}
-		recs[i] = engine.Record{ID: fmt.Sprintf("doc-%04d", i), Vector: v, Content: sb.String(),
+		recs[i] = mnemo.Record{ID: fmt.Sprintf("doc-%04d", i), Vector: v, Content: sb.String(),
 			Metadata: map[string]any{"group": float64(i % 5), "speaker": []string{"alice", "bob", "carol"}[i%3],
 				"session": fmt.Sprintf("s%d", i/40), "pos": float64(i % 40)}}
 	}
@@ -53,7 +52,7 @@ func corpus(seed uint64, n, dim int) []engine.Record {
 // sameHits compares hits with the reference's: the same IDs in the same
 // order (ties in score may differ in order), with scores and distances
 // equal within float tolerance.
-func sameHits(t *testing.T, what string, got, want []engine.Hit) {
+func sameHits(t *testing.T, what string, got, want []mnemo.Hit) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d hits, the engine %d:\n got %v\nwant %v", what, len(got), len(want), ids(got), ids(want))
@@ -78,7 +77,7 @@ func near(a, b, tol float64) bool {
 	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
 }
 
-func ids(hits []engine.Hit) []string {
+func ids(hits []mnemo.Hit) []string {
 	out := make([]string, len(hits))
 	for i, h := range hits {
 		out[i] = h.Record.ID
@@ -88,7 +87,7 @@ func ids(hits []engine.Hit) []string {
 
 // pair is a collection of the store under test and the same collection in
 // the reference engine, with the same records.
-func pair(t *testing.T, s backend.Store, name string, cfg engine.CollectionConfig, recs []engine.Record) (got, want backend.Collection) {
+func pair(t *testing.T, s mnemo.Store, name string, cfg mnemo.CollectionConfig, recs []mnemo.Record) (got, want mnemo.Collection) {
 	t.Helper()
 	got = mustCreate(t, s, name, cfg)
 	want = mustCreate(t, reference(t), name, cfg)
@@ -102,7 +101,7 @@ func pair(t *testing.T, s backend.Store, name string, cfg engine.CollectionConfi
 
 // pairReversed is pair with recs stored last first, one per batch: a
 // backend that breaks ties by storage order instead of ID shows it.
-func pairReversed(t *testing.T, s backend.Store, name string, cfg engine.CollectionConfig, recs []engine.Record) (got, want backend.Collection) {
+func pairReversed(t *testing.T, s mnemo.Store, name string, cfg mnemo.CollectionConfig, recs []mnemo.Record) (got, want mnemo.Collection) {
 	t.Helper()
 	got = mustCreate(t, s, name, cfg)
 	want = mustCreate(t, reference(t), name, cfg)
@@ -113,16 +112,16 @@ func pairReversed(t *testing.T, s backend.Store, name string, cfg engine.Collect
 	return got, want
 }
 
-func testVectorQuery(t *testing.T, s backend.Store) {
+func testVectorQuery(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
 	recs := corpus(1, 300, 8)
-	for _, m := range []engine.Metric{engine.Cosine, engine.Dot, engine.L2} {
+	for _, m := range []mnemo.Metric{mnemo.Cosine, mnemo.Dot, mnemo.L2} {
 		t.Run(fmt.Sprint(m), func(t *testing.T) {
-			got, want := pair(t, s, fmt.Sprintf("vec-%d", m), engine.CollectionConfig{Dimension: 8, Metric: m}, recs)
-			f, _ := engine.ParseFilter(`{"group": {"$in": [1, 3]}}`)
+			got, want := pair(t, s, fmt.Sprintf("vec-%d", m), mnemo.CollectionConfig{Dimension: 8, Metric: m}, recs)
+			f, _ := mnemo.ParseFilter(`{"group": {"$in": [1, 3]}}`)
 			r := rand.New(rand.NewPCG(2, 2))
 			for i := range 20 {
-				q := engine.Query{Vector: corpus(uint64(100+i), 1, 8)[0].Vector, K: 10, Exact: true}
+				q := mnemo.Query{Vector: corpus(uint64(100+i), 1, 8)[0].Vector, K: 10, Exact: true}
 				if i%2 == 1 {
 					q.Filter = f
 				}
@@ -151,15 +150,15 @@ func testVectorQuery(t *testing.T, s backend.Store) {
 				}
 			}
 			// Approximate search: most of the exact answer, K hits.
-			q := engine.Query{Vector: recs[7].Vector, K: 10}
+			q := mnemo.Query{Vector: recs[7].Vector, K: 10}
 			g, err := got.Query(ctx, q)
-			if err != nil || len(g) != 10 || m != engine.Dot && g[0].Record.ID != "doc-0007" {
+			if err != nil || len(g) != 10 || m != mnemo.Dot && g[0].Record.ID != "doc-0007" {
 				t.Fatalf("approximate query: %v, %v", ids(g), err)
 			}
 			// A selective filter still gives min(K, admitted) hits.
-			sel, _ := engine.ParseFilter(`{"$and": [{"group": 2}, {"speaker": "alice"}]}`)
+			sel, _ := mnemo.ParseFilter(`{"$and": [{"group": 2}, {"speaker": "alice"}]}`)
 			admitted := len(matching(sel, recs))
-			g, err = got.Query(ctx, engine.Query{Vector: recs[0].Vector, K: 50, Filter: sel})
+			g, err = got.Query(ctx, mnemo.Query{Vector: recs[0].Vector, K: 50, Filter: sel})
 			if err != nil || len(g) != min(50, admitted) {
 				t.Fatalf("selective filter: %d hits, %v; want %d", len(g), err, min(50, admitted))
 			}
@@ -167,25 +166,25 @@ func testVectorQuery(t *testing.T, s backend.Store) {
 	}
 }
 
-func testTextQuery(t *testing.T, s backend.Store) {
+func testTextQuery(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
 	recs := corpus(3, 200, 4)
-	cfg := engine.CollectionConfig{Dimension: 4, Text: engine.TextConfig{Fields: []string{"speaker"}}}
+	cfg := mnemo.CollectionConfig{Dimension: 4, Text: mnemo.TextConfig{Fields: []string{"speaker"}}}
 	got, want := pair(t, s, "text", cfg, recs)
-	f, _ := engine.ParseFilter(`{"group": {"$ne": 0}}`)
-	queries := []engine.Query{
+	f, _ := mnemo.ParseFilter(`{"group": {"$ne": 0}}`)
+	queries := []mnemo.Query{
 		{Text: "paul google"},
 		{Text: "Running RAN runs", K: 5},
 		{Text: "the the memory", K: 20},
 		{Text: "alice coffee", Filter: f},
-		{Text: "tokyo", BM25: &engine.BM25{K1: 2, B: 0.3}},
+		{Text: "tokyo", BM25: &mnemo.BM25{K1: 2, B: 0.3}},
 		{Text: "?!"},
 		{Text: "nothing-matches-this"},
-		{Text: "vector index", Vector: recs[3].Vector, Mode: engine.ModeText},
-		{Text: "vector index", Vector: recs[3].Vector, Mode: engine.ModeText, MinSimilarity: new(float32(0))},
-		{Text: "paul tokyo", Neighbors: &engine.Neighbors{Group: "session", Position: "pos", Weight: 0.5}},
-		{Text: "coffee", K: 15, Neighbors: &engine.Neighbors{Group: "group", Position: "pos", Weight: 1, Window: 3}, Filter: f},
-		{Text: "rain sun", Vector: recs[9].Vector, Mode: engine.ModeText, Neighbors: &engine.Neighbors{Position: "pos", Weight: 0.2}},
+		{Text: "vector index", Vector: recs[3].Vector, Mode: mnemo.ModeText},
+		{Text: "vector index", Vector: recs[3].Vector, Mode: mnemo.ModeText, MinSimilarity: new(float32(0))},
+		{Text: "paul tokyo", Spread: &mnemo.Spread{Group: "session", Position: "pos", Weight: 0.5}},
+		{Text: "coffee", K: 15, Spread: &mnemo.Spread{Group: "group", Position: "pos", Weight: 1, Window: 3}, Filter: f},
+		{Text: "rain sun", Vector: recs[9].Vector, Mode: mnemo.ModeText, Spread: &mnemo.Spread{Position: "pos", Weight: 0.2}},
 	}
 	for i, q := range queries {
 		g, err := got.Query(ctx, q)
@@ -199,36 +198,36 @@ func testTextQuery(t *testing.T, s backend.Store) {
 		sameHits(t, fmt.Sprintf("text query %d %q", i, q.Text), g, w)
 	}
 	// Deletes and replacements update the statistics.
-	for _, c := range []backend.Collection{got, want} {
+	for _, c := range []mnemo.Collection{got, want} {
 		if _, err := c.Delete(ctx, "doc-0001", "doc-0002", "doc-0050"); err != nil {
 			t.Fatal(err)
 		}
-		mustUpsert(t, c, engine.Record{ID: "doc-0003", Vector: recs[3].Vector, Content: "paul paul paul"})
+		mustUpsert(t, c, mnemo.Record{ID: "doc-0003", Vector: recs[3].Vector, Content: "paul paul paul"})
 	}
-	g, _ := got.Query(ctx, engine.Query{Text: "paul"})
-	w, _ := want.Query(ctx, engine.Query{Text: "paul"})
+	g, _ := got.Query(ctx, mnemo.Query{Text: "paul"})
+	w, _ := want.Query(ctx, mnemo.Query{Text: "paul"})
 	sameHits(t, "after writes", g, w)
 }
 
-func testHybridQuery(t *testing.T, s backend.Store) {
+func testHybridQuery(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
 	recs := corpus(5, 250, 6)
-	got, want := pair(t, s, "hybrid", engine.CollectionConfig{Dimension: 6}, recs)
-	f, _ := engine.ParseFilter(`{"speaker": {"$in": ["alice", "carol"]}}`)
+	got, want := pair(t, s, "hybrid", mnemo.CollectionConfig{Dimension: 6}, recs)
+	f, _ := mnemo.ParseFilter(`{"speaker": {"$in": ["alice", "carol"]}}`)
 	for i := range 12 {
-		q := engine.Query{Vector: recs[i*7].Vector, Text: "memory agent paul", K: 10, Exact: true}
+		q := mnemo.Query{Vector: recs[i*7].Vector, Text: "memory agent paul", K: 10, Exact: true}
 		switch i % 4 {
 		case 1:
-			q.Fusion = engine.Fusion{Method: engine.FusionWeighted, VectorWeight: 0.3}
+			q.Fusion = mnemo.Fusion{Method: mnemo.FusionWeighted, VectorWeight: 0.3}
 		case 2:
-			q.Fusion = engine.Fusion{RRFK: 10, Depth: 20}
+			q.Fusion = mnemo.Fusion{RRFK: 10, Depth: 20}
 			q.Filter = f
 		case 3:
 			q.MinSimilarity = new(float32(0.1))
-			q.Fusion.Method = engine.FusionRRF
+			q.Fusion.Method = mnemo.FusionRRF
 		}
 		if i >= 8 {
-			q.Neighbors = &engine.Neighbors{Group: "session", Position: "pos", Weight: 0.3, Window: i - 7}
+			q.Spread = &mnemo.Spread{Group: "session", Position: "pos", Weight: 0.3, Window: i - 7}
 		}
 		g, err := got.Query(ctx, q)
 		if err != nil {
@@ -242,9 +241,9 @@ func testHybridQuery(t *testing.T, s backend.Store) {
 	}
 }
 
-func testConcurrentWriters(t *testing.T, s backend.Store) {
+func testConcurrentWriters(t *testing.T, s mnemo.Store) {
 	ctx := context.Background()
-	c := mustCreate(t, s, "concurrent", engine.CollectionConfig{Dimension: 4})
+	c := mustCreate(t, s, "concurrent", mnemo.CollectionConfig{Dimension: 4})
 	const writers, each = 4, 25
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -253,12 +252,12 @@ func testConcurrentWriters(t *testing.T, s backend.Store) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				rec := engine.Record{ID: fmt.Sprintf("w%d-%d", w, i), Vector: []float32{1, float32(w), float32(i), 1}, Content: "x"}
+				rec := mnemo.Record{ID: fmt.Sprintf("w%d-%d", w, i), Vector: []float32{1, float32(w), float32(i), 1}, Content: "x"}
 				if _, err := c.Upsert(ctx, rec); err != nil {
 					errs <- err
 					return
 				}
-				if _, err := c.Query(ctx, engine.Query{Vector: rec.Vector, K: 3}); err != nil {
+				if _, err := c.Query(ctx, mnemo.Query{Vector: rec.Vector, K: 3}); err != nil {
 					errs <- err
 					return
 				}

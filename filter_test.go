@@ -1,4 +1,4 @@
-package engine
+package mnemo
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/mnemodb/mnemo/internal/limitest"
 )
 
 func TestFilterMatch(t *testing.T) {
@@ -93,42 +95,6 @@ func TestFilterErrors(t *testing.T) {
 	}
 }
 
-func TestPostingsCandidates(t *testing.T) {
-	p := newPostings()
-	p.add(1, map[string]any{"c": "a", "n": 1.0})
-	p.add(2, map[string]any{"c": "b", "n": 2.0})
-	p.add(3, map[string]any{"c": "a", "n": 2.0})
-	p.remove(3, map[string]any{"c": "a", "n": 2.0})
-	p.add(3, map[string]any{"c": "c", "n": 2.0})
-	tests := []struct {
-		filter string
-		want   int
-		ok     bool
-	}{
-		{`{"c": "a"}`, 1, true},
-		{`{"c": {"$in": ["a", "b"]}}`, 2, true},
-		{`{"c": "a", "n": 2}`, 1, true}, // the smaller part bounds the and (a superset)
-		{`{"$or": [{"c": "a"}, {"c": "c"}]}`, 2, true},
-		{`{"$or": [{"c": "a"}, {"n": {"$gt": 1}}]}`, 0, false},
-		{`{"n": {"$gt": 1}}`, 0, false},
-		{`{"c": {"$nin": ["a"]}}`, 0, false},
-	}
-	for _, tt := range tests {
-		f, err := ParseFilter(tt.filter)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys, ok := p.candidates(f.root, 100)
-		if ok != tt.ok || (ok && len(keys) != tt.want) {
-			t.Errorf("%s: %v, %v; want %d keys, %v", tt.filter, keys, ok, tt.want, tt.ok)
-		}
-	}
-	f, _ := ParseFilter(`{"c": {"$in": ["a", "b"]}}`)
-	if _, ok := p.candidates(f.root, 1); ok {
-		t.Error("candidates above the limit were returned")
-	}
-}
-
 // nestAnd returns a filter of n nested $and around inner.
 func nestAnd(n int, inner map[string]any) map[string]any {
 	m := inner
@@ -175,7 +141,7 @@ func TestFilterLimits(t *testing.T) {
 			return ParseFilter(`{"$and": [{"a": "` + strings.Repeat(`[{\"`, 100) + `"}]}`)
 		}, ""},
 		{"deep value under $in", func() (*Filter, error) {
-			return NewFilter(map[string]any{"a": map[string]any{"$in": []any{nestLists(100)}}})
+			return NewFilter(map[string]any{"a": map[string]any{"$in": []any{limitest.NestLists(100)}}})
 		}, "filter.a.$in[0].l" + strings.Repeat("[0]", 60) + ": nested deeper than 64 levels"},
 		{"filter containing itself", func() (*Filter, error) { return NewFilter(self) }, "nested deeper than 64 levels"},
 		{"filter containing itself twice", func() (*Filter, error) { return NewFilter(twice) }, "nested deeper than 64 levels"},
@@ -185,8 +151,8 @@ func TestFilterLimits(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var f *Filter
 			var err error
-			alloc := bounded(tt.name, func() { f, err = tt.parse() })
-			if alloc > smallAlloc {
+			alloc := limitest.Bounded(tt.name, func() { f, err = tt.parse() })
+			if alloc > limitest.SmallAlloc {
 				t.Errorf("allocated %d MB", alloc>>20)
 			}
 			if tt.want == "" {

@@ -1,12 +1,7 @@
-package backend
+package mnemo
 
 import (
 	"context"
-	"fmt"
-	"sync"
-	"weak"
-
-	"github.com/mnemodb/mnemo/engine"
 )
 
 // Locker is implemented by a Store that can hold a named lock for every
@@ -17,7 +12,7 @@ import (
 // conversation window's session.
 type Locker interface {
 	// TryLock takes the lock called name without waiting, or fails with
-	// an error wrapping ErrLocked while another handle holds it. The lock
+	// an error wrapping ErrLockHeld while another handle holds it. The lock
 	// is held until Unlock, or until the database is closed (the engine's
 	// DB; a server Store's Close).
 	TryLock(ctx context.Context, name string) (Lock, error)
@@ -63,61 +58,3 @@ type noLock struct{}
 
 func (noLock) Check(context.Context) error { return nil }
 func (noLock) Unlock() error               { return nil }
-
-// engineLocks are the locks held on engine databases in this process. An
-// engine database is held weakly, so a lock never released (its holder
-// never closed) does not keep a database the program has dropped in
-// memory.
-var engineLocks struct {
-	sync.Mutex
-	held map[engineLock]bool
-}
-
-type engineLock struct {
-	db   weak.Pointer[engine.DB]
-	name string
-}
-
-// TryLock takes name on the engine database. Another process cannot open
-// the database while this one has it (engine.Open's file lock), so a
-// registry in this process is enough.
-func (e embedded) TryLock(ctx context.Context, name string) (Lock, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	k := engineLock{db: weak.Make(e.db), name: name}
-	engineLocks.Lock()
-	defer engineLocks.Unlock()
-	if engineLocks.held[k] {
-		return nil, fmt.Errorf("%w: %q is held by another handle in this process", ErrLocked, name)
-	}
-	if engineLocks.held == nil {
-		engineLocks.held = map[engineLock]bool{}
-	}
-	for h := range engineLocks.held {
-		if h.db.Value() == nil { // the database was garbage collected
-			delete(engineLocks.held, h)
-		}
-	}
-	engineLocks.held[k] = true
-	return &engineLockHandle{k: k}, nil
-}
-
-type engineLockHandle struct {
-	once sync.Once
-	k    engineLock
-}
-
-// Check reports nil: an engine database is held by one process, and a
-// lock in it is lost only by closing the database, after which its
-// holder's writes fail with engine.ErrClosed anyway.
-func (l *engineLockHandle) Check(ctx context.Context) error { return ctx.Err() }
-
-func (l *engineLockHandle) Unlock() error {
-	l.once.Do(func() {
-		engineLocks.Lock()
-		delete(engineLocks.held, l.k)
-		engineLocks.Unlock()
-	})
-	return nil
-}

@@ -1,21 +1,12 @@
-package engine
+package mnemo
 
 import (
 	"fmt"
 	"math"
-
-	"github.com/mnemodb/mnemo/index"
 )
 
-// The checks below are the ones the engine applies at its API boundary,
-// exported so that another implementation of the same API (a backend on a
-// database server) refuses exactly what the engine refuses, with the same
-// sentinel errors.
-
-// CheckCollectionName reports whether name is a valid name for a new
-// collection: 1 to 256 bytes of UTF-8 without control characters
-// (ErrInvalidConfig otherwise).
-func CheckCollectionName(name string) error { return validName(name) }
+// The checks every backend applies at its API boundary, so that each
+// refuses exactly what the others refuse, with the same sentinel errors.
 
 // CheckID reports whether id is a valid record ID to look up or delete: 1
 // to MaxIDLength bytes of UTF-8 (ErrInvalidID otherwise). A record to
@@ -39,15 +30,10 @@ func CheckRecord(cfg CollectionConfig, i int, r Record) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVector(cfg, r.Vector); err != nil {
+	if err := CheckVector(cfg, r.Vector); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return meta, nil
-}
-
-func checkVector(cfg CollectionConfig, v []float32) error {
-	cfg = cfg.withDefaults()
-	return index.CheckVector(v, cfg.Dimension, cfg.Metric)
 }
 
 // CheckQuery validates q for the collection name with config cfg as Query
@@ -55,7 +41,7 @@ func checkVector(cfg CollectionConfig, v []float32) error {
 // defaults applied (K 10), K, Ef and Fusion.Depth clamped to MaxQueryK,
 // and its resolved mode.
 func CheckQuery(name string, cfg CollectionConfig, q Query) (Query, Mode, error) {
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	mode := q.Mode
 	if mode == ModeAuto {
 		switch {
@@ -73,7 +59,7 @@ func CheckQuery(name string, cfg CollectionConfig, q Query) (Query, Mode, error)
 		return q, "", fmt.Errorf("%w: unknown mode %q (want vector, text or hybrid)", ErrBadQuery, mode)
 	}
 	if mode != ModeText || q.Vector != nil {
-		if err := checkVector(cfg, q.Vector); err != nil {
+		if err := CheckVector(cfg, q.Vector); err != nil {
 			return q, "", fmt.Errorf("query: %w", err)
 		}
 	}
@@ -102,16 +88,16 @@ func CheckQuery(name string, cfg CollectionConfig, q Query) (Query, Mode, error)
 			return q, "", fmt.Errorf("%w: %v", ErrBadQuery, err)
 		}
 	}
-	if nb := q.Neighbors; nb != nil {
+	if nb := q.Spread; nb != nil {
 		switch {
 		case mode == ModeVector:
-			return q, "", fmt.Errorf("%w: neighbours spread text and hybrid scores; a vector query has none to spread", ErrBadQuery)
+			return q, "", fmt.Errorf("%w: score spreading applies to text and hybrid queries; a vector query has no scores to spread", ErrBadQuery)
 		case nb.Position == "":
-			return q, "", fmt.Errorf("%w: neighbours need a position field", ErrBadQuery)
+			return q, "", fmt.Errorf("%w: spread needs a position field", ErrBadQuery)
 		case !(nb.Weight > 0 && nb.Weight <= 1):
-			return q, "", fmt.Errorf("%w: neighbour weight %v, want (0, 1]", ErrBadQuery, nb.Weight)
+			return q, "", fmt.Errorf("%w: spread weight %v, want (0, 1]", ErrBadQuery, nb.Weight)
 		case nb.Window < 0 || nb.Window > 16:
-			return q, "", fmt.Errorf("%w: neighbour window %d, want 0..16", ErrBadQuery, nb.Window)
+			return q, "", fmt.Errorf("%w: spread window %d, want 0..16", ErrBadQuery, nb.Window)
 		}
 	}
 	if q.K == 0 {
@@ -127,37 +113,3 @@ func CheckQuery(name string, cfg CollectionConfig, q Query) (Query, Mode, error)
 // taken as MaxQueryK (2^30), more records than any collection holds, so
 // a query asking for "everything" with math.MaxInt gets everything.
 const MaxQueryK = 1 << 30
-
-// TextTerms returns what the full-text index of a collection with config
-// cfg holds for a record with this content and metadata (in its stored
-// form: as decoded from the JSON CheckRecord returns): the distinct terms
-// of its text, sorted, each with its frequency, and the text's length in
-// terms. A config that disables the full-text index gives none.
-func TextTerms(cfg CollectionConfig, content string, meta map[string]any) (terms []string, freqs []int, length int) {
-	if cfg.Text.Disabled {
-		return nil, nil, 0
-	}
-	d := analyzeDoc(textOf(content, meta, cfg.Text.Fields))
-	terms = make([]string, len(d.terms))
-	freqs = make([]int, len(d.terms))
-	for i, t := range d.terms {
-		terms[i], freqs[i] = t.term, int(t.tf)
-	}
-	return terms, freqs, int(d.length)
-}
-
-// BM25IDF is the inverse document frequency of a term in df of n
-// documents, in the non-negative form the full-text index scores with
-// (Lucene's): ln(1 + (n - df + 0.5) / (df + 0.5)).
-func BM25IDF(n, df int) float64 { return idf(n, df) }
-
-// WithDefaults returns c with the documented defaults of its zero fields
-// applied, as CreateCollection stores it and Collection.Config returns it.
-func (c CollectionConfig) WithDefaults() CollectionConfig { return c.withDefaults() }
-
-// Equal reports whether c and o define the same collection (defaults
-// applied to both): what CreateCollection compares with the config of an
-// existing collection of the same name.
-func (c CollectionConfig) Equal(o CollectionConfig) bool {
-	return c.withDefaults().equal(o.withDefaults())
-}

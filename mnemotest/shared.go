@@ -1,25 +1,24 @@
-package backendtest
+package mnemotest
 
 import (
 	"context"
 	"errors"
 	"testing"
 
-	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/memory/backend"
+	"github.com/mnemodb/mnemo"
 )
 
 // Pair returns two Stores on the same data for one test (two handles of
 // one engine database, two Stores of one PostgreSQL schema). The suite
 // closes both.
-type Pair func(t *testing.T) (backend.Store, backend.Store)
+type Pair func(t *testing.T) (mnemo.Store, mnemo.Store)
 
 // RunShared runs the suite's checks of what two handles on the same data
 // see of each other: a memory cleared or dropped through one, and locks.
 func RunShared(t *testing.T, open Pair) {
 	tests := []struct {
 		name string
-		fn   func(*testing.T, backend.Store, backend.Store)
+		fn   func(*testing.T, mnemo.Store, mnemo.Store)
 	}{
 		{"ClearFromOne", testClearFromOne},
 		{"DropFromOne", testDropFromOne},
@@ -35,19 +34,19 @@ func RunShared(t *testing.T, open Pair) {
 	}
 }
 
-var sharedCfg = engine.CollectionConfig{Dimension: 2, Metric: engine.L2, Index: engine.Flat}
+var sharedCfg = mnemo.CollectionConfig{Dimension: 2, Metric: mnemo.L2, Index: mnemo.Flat}
 
-func sharedRecords(ids ...string) []engine.Record {
-	recs := make([]engine.Record, len(ids))
+func sharedRecords(ids ...string) []mnemo.Record {
+	recs := make([]mnemo.Record, len(ids))
 	for i, id := range ids {
-		recs[i] = engine.Record{ID: id, Vector: []float32{float32(i), 1}, Content: "note " + id}
+		recs[i] = mnemo.Record{ID: id, Vector: []float32{float32(i), 1}, Content: "note " + id}
 	}
 	return recs
 }
 
 // testClearFromOne: b deletes every record (a memory's Clear); a's
 // collection keeps working, and each sees the other's writes.
-func testClearFromOne(t *testing.T, a, b backend.Store) {
+func testClearFromOne(t *testing.T, a, b mnemo.Store) {
 	ctx := context.Background()
 	ca := mustCreate(t, a, "shared", sharedCfg)
 	mustUpsert(t, ca, sharedRecords("1", "2", "3")...)
@@ -65,7 +64,7 @@ func testClearFromOne(t *testing.T, a, b backend.Store) {
 	if rec, ok, err := cb.Get(ctx, "4"); err != nil || !ok || rec.Content != "note 4" {
 		t.Fatalf("the other handle's Get of a new record: %v, %v, %v", rec, ok, err)
 	}
-	hits, err := cb.Query(ctx, engine.Query{Vector: []float32{0, 1}, K: 5})
+	hits, err := cb.Query(ctx, mnemo.Query{Vector: []float32{0, 1}, K: 5})
 	if err != nil || len(hits) != 1 || hits[0].Record.ID != "4" {
 		t.Fatalf("the other handle's Query: %v, %v", hits, err)
 	}
@@ -74,17 +73,17 @@ func testClearFromOne(t *testing.T, a, b backend.Store) {
 // testDropFromOne: b drops the collection; a's old collection fails with
 // ErrCollectionNotFound (never serves old data), and once the collection
 // is created again a new lookup through a sees only new records.
-func testDropFromOne(t *testing.T, a, b backend.Store) {
+func testDropFromOne(t *testing.T, a, b mnemo.Store) {
 	ctx := context.Background()
 	ca := mustCreate(t, a, "shared", sharedCfg)
 	mustUpsert(t, ca, sharedRecords("1", "2")...)
 	if err := b.DropCollection(ctx, "shared"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ca.Upsert(ctx, sharedRecords("3")...); !errors.Is(err, engine.ErrCollectionNotFound) {
+	if _, err := ca.Upsert(ctx, sharedRecords("3")...); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("Upsert into a collection another handle dropped: %v, want ErrCollectionNotFound", err)
 	}
-	if _, err := ca.Query(ctx, engine.Query{Vector: []float32{0, 1}, K: 5}); !errors.Is(err, engine.ErrCollectionNotFound) {
+	if _, err := ca.Query(ctx, mnemo.Query{Vector: []float32{0, 1}, K: 5}); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("Query of a collection another handle dropped: %v, want ErrCollectionNotFound", err)
 	}
 	mustCreate(t, b, "shared", sharedCfg)
@@ -99,19 +98,19 @@ func testDropFromOne(t *testing.T, a, b backend.Store) {
 
 // testLocks: a lock one handle holds is refused to the other until it is
 // released; other names are free.
-func testLocks(t *testing.T, a, b backend.Store) {
+func testLocks(t *testing.T, a, b mnemo.Store) {
 	ctx := context.Background()
-	la, err := backend.TryLock(ctx, a, "session/1")
+	la, err := mnemo.TryLock(ctx, a, "session/1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := backend.TryLock(ctx, b, "session/1"); !errors.Is(err, backend.ErrLocked) {
+	if _, err := mnemo.TryLock(ctx, b, "session/1"); !errors.Is(err, mnemo.ErrLockHeld) {
 		t.Fatalf("TryLock of a held name through the other handle: %v, want ErrLocked", err)
 	}
-	if _, err := backend.TryLock(ctx, a, "session/1"); !errors.Is(err, backend.ErrLocked) {
+	if _, err := mnemo.TryLock(ctx, a, "session/1"); !errors.Is(err, mnemo.ErrLockHeld) {
 		t.Fatalf("TryLock of a held name through the same handle: %v, want ErrLocked", err)
 	}
-	lb, err := backend.TryLock(ctx, b, "session/2")
+	lb, err := mnemo.TryLock(ctx, b, "session/2")
 	if err != nil {
 		t.Fatalf("another name: %v", err)
 	}
@@ -119,7 +118,7 @@ func testLocks(t *testing.T, a, b backend.Store) {
 		t.Fatal(err)
 	}
 	la.Unlock() // a second Unlock does nothing
-	lb2, err := backend.TryLock(ctx, b, "session/1")
+	lb2, err := mnemo.TryLock(ctx, b, "session/1")
 	if err != nil {
 		t.Fatalf("TryLock after Unlock: %v", err)
 	}

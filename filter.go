@@ -1,4 +1,4 @@
-package engine
+package mnemo
 
 import (
 	"encoding/json"
@@ -367,10 +367,12 @@ func toFloat(v any) (float64, bool) {
 	return 0, false
 }
 
-// canon returns a stored metadata value in the canonical form filters
-// compare against (numbers as float64); ok is false for values filters
-// cannot match (lists, objects).
-func canon(v any) (any, bool) {
+// FilterValue returns a metadata value in the canonical form filters
+// compare against and FilterNode holds (string, float64, bool or nil;
+// every Go number as float64); ok is false for values filters cannot
+// match (lists, objects). An index of metadata values keyed by it finds
+// exactly the records an equality admits.
+func FilterValue(v any) (any, bool) {
 	switch x := v.(type) {
 	case nil, bool, string:
 		return x, true
@@ -403,7 +405,7 @@ func (n orNode) eval(m map[string]any) bool {
 
 func (n cmpNode) eval(m map[string]any) bool {
 	raw, present := m[n.field]
-	v, ok := canon(raw)
+	v, ok := FilterValue(raw)
 	if n.op == "$ne" {
 		return !present || !ok || !equal(v, n.val)
 	}
@@ -455,7 +457,7 @@ func compare(a, b any) (int, bool) {
 
 func (n inNode) eval(m map[string]any) bool {
 	raw, present := m[n.field]
-	v, ok := canon(raw)
+	v, ok := FilterValue(raw)
 	in := present && ok && slices.ContainsFunc(n.vals, func(x any) bool { return equal(v, x) })
 	return in != n.not
 }
@@ -554,7 +556,7 @@ func treeOf(n node) FilterNode {
 	case existsNode:
 		return FilterNode{Op: FilterExists, Field: x.field, Value: x.want}
 	}
-	panic(fmt.Sprintf("engine: unknown filter node %T", n))
+	panic(fmt.Sprintf("mnemo: unknown filter node %T", n))
 }
 
 func treesOf(ns []node) []FilterNode {

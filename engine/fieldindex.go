@@ -1,22 +1,24 @@
 package engine
 
-// postings is an in-memory inverted index of scalar metadata values to
-// record keys, kept so the query planner can find the records a selective
-// filter admits without scanning: equality and $in resolve to their
+import "github.com/mnemodb/mnemo"
+
+// fieldIndex is an in-memory index of scalar metadata values to record
+// keys (field -> value -> keys), kept so that the query planner can find
+// the records a selective filter admits without scanning: equality and $in resolve to their
 // posting sets, $and to its smallest resolvable part, $or to the union of
 // its parts when all resolve. It is not persisted; Open rebuilds it from
 // the records. The collection's lock protects it.
-type postings struct {
+type fieldIndex struct {
 	m map[string]map[any]map[uint64]struct{} // field -> canonical value -> keys
 }
 
-func newPostings() *postings {
-	return &postings{m: make(map[string]map[any]map[uint64]struct{})}
+func newFieldIndex() *fieldIndex {
+	return &fieldIndex{m: make(map[string]map[any]map[uint64]struct{})}
 }
 
-func (p *postings) add(key uint64, meta map[string]any) {
+func (p *fieldIndex) add(key uint64, meta map[string]any) {
 	for f, raw := range meta {
-		v, ok := canon(raw)
+		v, ok := mnemo.FilterValue(raw)
 		if !ok {
 			continue
 		}
@@ -34,9 +36,9 @@ func (p *postings) add(key uint64, meta map[string]any) {
 	}
 }
 
-func (p *postings) remove(key uint64, meta map[string]any) {
+func (p *fieldIndex) remove(key uint64, meta map[string]any) {
 	for f, raw := range meta {
-		v, ok := canon(raw)
+		v, ok := mnemo.FilterValue(raw)
 		if !ok {
 			continue
 		}
@@ -50,14 +52,11 @@ func (p *postings) remove(key uint64, meta map[string]any) {
 }
 
 // candidates returns a superset of the keys n admits, or ok = false when
-// the postings cannot bound it. The result may hold duplicates.
-func (p *postings) candidates(n node, limit int) (keys []uint64, ok bool) {
-	switch x := n.(type) {
-	case cmpNode:
-		if x.op != "$eq" {
-			return nil, false
-		}
-		set := p.m[x.field][x.val]
+// the index cannot bound it. The result may hold duplicates.
+func (p *fieldIndex) candidates(n mnemo.FilterNode, limit int) (keys []uint64, ok bool) {
+	switch n.Op {
+	case mnemo.FilterEq:
+		set := p.m[n.Field][n.Value]
 		if len(set) > limit {
 			return nil, false
 		}
@@ -65,12 +64,9 @@ func (p *postings) candidates(n node, limit int) (keys []uint64, ok bool) {
 			keys = append(keys, k)
 		}
 		return keys, true
-	case inNode:
-		if x.not {
-			return nil, false
-		}
-		for _, v := range x.vals {
-			set := p.m[x.field][v]
+	case mnemo.FilterIn:
+		for _, v := range n.Values {
+			set := p.m[n.Field][v]
 			if len(keys)+len(set) > limit {
 				return nil, false
 			}
@@ -79,18 +75,18 @@ func (p *postings) candidates(n node, limit int) (keys []uint64, ok bool) {
 			}
 		}
 		return keys, true
-	case andNode:
+	case mnemo.FilterAnd:
 		var best []uint64
 		found := false
-		for _, kid := range x {
+		for _, kid := range n.Children {
 			if ks, ok := p.candidates(kid, limit); ok && (!found || len(ks) < len(best)) {
 				best, found = ks, true
 				limit = len(ks)
 			}
 		}
 		return best, found
-	case orNode:
-		for _, kid := range x {
+	case mnemo.FilterOr:
+		for _, kid := range n.Children {
 			ks, ok := p.candidates(kid, limit-len(keys))
 			if !ok {
 				return nil, false
