@@ -16,7 +16,7 @@
 //
 //	s, err := engine.OpenStore(dir, nil)                 // embedded
 //	s, err := postgres.Open(ctx, "postgres://...", nil)  // shared server
-//	mem, err := toolmem.NewStore(ctx, s, nil)            // either
+//	mem, err := toolmem.New(ctx, s, nil)                 // either
 //
 // # One behaviour on every backend
 //

@@ -20,7 +20,7 @@ func Example() {
 		panic(err)
 	}
 	defer s.Close()
-	mem, err := toolmem.NewStore(ctx, s, nil)
+	mem, err := toolmem.New(ctx, s, nil)
 	if err != nil {
 		panic(err)
 	}

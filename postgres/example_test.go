@@ -20,7 +20,7 @@ func Example() {
 		panic(err)
 	}
 	defer store.Close()
-	mem, err := toolmem.NewStore(ctx, store, nil) // toolmem.New(db, nil) on the embedded engine
+	mem, err := toolmem.New(ctx, store, nil) // toolmem.New(context.Background(), db.Store(), nil) on the embedded engine
 	if err != nil {
 		panic(err)
 	}

@@ -54,7 +54,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	p("opened the engine in %s\n", since(t))
 
 	// 1. Tool-usage memory.
-	tools, err := toolmem.New(db, nil)
+	tools, err := toolmem.New(ctx, db.Store(), nil)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	}
 
 	// 2. Facts.
-	facts, err := store.NewSemantic(db, nil)
+	facts, err := store.NewSemantic(ctx, db.Store(), nil)
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	}
 
 	// 4. A conversation through a small window with recall.
-	conv, err := window.NewStored(db, "conversation", 60, &window.Options{Recall: true, RecallShare: 0.4})
+	conv, err := window.NewStored(ctx, db.Store(), "conversation", 60, &window.Options{Recall: true, RecallShare: 0.4})
 	if err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	}
 
 	// 5. Model-context memory.
-	vm, err := chat.NewVector(db, &chat.VectorOptions{K: 1})
+	vm, err := chat.NewVector(ctx, db.Store(), &chat.VectorOptions{K: 1})
 	if err != nil {
 		return err
 	}

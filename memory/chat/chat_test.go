@@ -266,7 +266,7 @@ func TestNewVectorSharesDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	v, err := NewVector(db, nil)
+	v, err := NewVector(context.Background(), db.Store(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestNewVectorSharesDB(t *testing.T) {
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}
-	v, err = NewVector(db, nil)
+	v, err = NewVector(context.Background(), db.Store(), nil)
 	if err != nil {
 		t.Fatalf("NewVector after Close: %v (the database was closed?)", err)
 	}
@@ -284,7 +284,7 @@ func TestNewVectorSharesDB(t *testing.T) {
 	if res, err := v.Query(ctx, "lake"); err != nil || len(res.Results) != 1 {
 		t.Fatalf("on the shared database: %+v, %v", res, err)
 	}
-	if _, err := NewVector(nil, nil); !errors.Is(err, ErrInvalid) {
+	if _, err := NewVector(context.Background(), nil, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("NewVector(nil) = %v, want ErrInvalid", err)
 	}
 }

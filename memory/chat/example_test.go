@@ -43,9 +43,9 @@ func ExampleNewVector() {
 		panic(err)
 	}
 	defer db.Close()
-	memory, _ := chat.NewVector(db, &chat.VectorOptions{Threshold: new(float32(0.6))})
+	memory, _ := chat.NewVector(context.Background(), db.Store(), &chat.VectorOptions{Threshold: new(float32(0.6))})
 	defer memory.Close() // leaves db open
-	conv, _ := window.NewStored(db, "session-1", 1000, nil)
+	conv, _ := window.NewStored(context.Background(), db.Store(), "session-1", 1000, nil)
 	defer conv.Close()
 
 	memory.Add(ctx, chat.Content{Content: "The user's dog is called Rex", MimeType: chat.TextPlain})

@@ -18,7 +18,7 @@ import (
 
 func mustVector(t *testing.T, s mnemo.Store, opts *VectorOptions) *VectorMemory {
 	t.Helper()
-	v, err := NewVectorStore(ctx, s, opts)
+	v, err := NewVector(ctx, s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestCollectionKinds(t *testing.T) {
 	if _, err := s.CreateCollection(ctx, "conv.rounds", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewVectorStore(ctx, s, &VectorOptions{Collection: "conv.rounds"}); !errors.Is(err, mnemo.ErrCollectionKind) {
+	if _, err := NewVector(ctx, s, &VectorOptions{Collection: "conv.rounds"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Fatalf("a window's rounds opened as a chat memory: %v, want ErrCollectionKind", err)
 	}
 	if got := queried(t, v, "kept"); !slices.Equal(got, []string{"kept"}) {

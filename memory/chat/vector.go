@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/mnemodb/mnemo"
-	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -80,7 +79,7 @@ func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := NewVectorStore(context.Background(), db, opts)
+	v, err := NewVector(context.Background(), db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -90,22 +89,17 @@ func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
 }
 
 // NewVector returns a vector memory in db, creating its collection if
-// needed. The caller keeps ownership of db: Close leaves it open, so one
-// database can hold every memory of an agent.
+// needed; ctx bounds that. db is any backend: an engine database the
+// caller has open (engine.DB.Store) or a server (package postgres). The
+// caller keeps ownership of db: Close leaves it open, so one database can
+// hold every memory of an agent.
 //
 // Without VectorOptions.Collection, the collection is DefaultCollection,
 // unless db holds a collection named LegacyCollection (the default of
 // earlier versions) and none named DefaultCollection: then the memory
 // keeps using it, so databases made before keep their memories. Name
 // tells which one is in use.
-func NewVector(db *engine.DB, opts *VectorOptions) (*VectorMemory, error) {
-	return NewVectorStore(context.Background(), db.Store(), opts)
-}
-
-// NewVectorStore returns a vector memory in db (the embedded engine, or a
-// server such as package postgres provides), creating its collection if
-// needed; ctx bounds that. The caller keeps ownership of db.
-func NewVectorStore(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*VectorMemory, error) {
+func NewVector(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*VectorMemory, error) {
 	var o VectorOptions
 	if opts != nil {
 		o = *opts

@@ -52,9 +52,9 @@ func ExampleNewSemantic() {
 		panic(err)
 	}
 	defer db.Close()
-	facts, _ := store.NewSemantic(db, &store.SemanticOptions{MaxDistance: new(float32(0.9))})
+	facts, _ := store.NewSemantic(context.Background(), db.Store(), &store.SemanticOptions{MaxDistance: new(float32(0.9))})
 	defer facts.Close() // leaves db open
-	notes, _ := chat.NewVector(db, nil)
+	notes, _ := chat.NewVector(context.Background(), db.Store(), nil)
 	defer notes.Close()
 
 	facts.Add(ctx, "Paul works at Google", map[string]any{"source": "onboarding"})

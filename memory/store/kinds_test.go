@@ -17,20 +17,20 @@ import (
 // memory that was there first keeps its contents.
 func TestCollectionKindsAcrossAdapters(t *testing.T) {
 	s := memtest.Store(t)
-	tools, err := toolmem.NewStore(ctx, s, &toolmem.Options{Name: "agent"})
+	tools, err := toolmem.New(ctx, s, &toolmem.Options{Name: "agent"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tools.Store(ctx, toolmem.Entry{Question: "weather in Paris", ToolName: "get_weather"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewSemanticStore(ctx, s, &SemanticOptions{Collection: "agent.tools"}); !errors.Is(err, mnemo.ErrCollectionKind) {
+	if _, err := NewSemantic(ctx, s, &SemanticOptions{Collection: "agent.tools"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Errorf("a fact store over the tool memory's tools: %v, want ErrCollectionKind", err)
 	}
-	if _, err := chat.NewVectorStore(ctx, s, &chat.VectorOptions{Collection: "agent.texts"}); !errors.Is(err, mnemo.ErrCollectionKind) {
+	if _, err := chat.NewVector(ctx, s, &chat.VectorOptions{Collection: "agent.texts"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Errorf("a chat memory over the tool memory's texts: %v, want ErrCollectionKind", err)
 	}
-	w, err := window.NewStoredIn(ctx, s, "conv", 100, &window.Options{Recall: true})
+	w, err := window.NewStored(ctx, s, "conv", 100, &window.Options{Recall: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,20 +38,20 @@ func TestCollectionKindsAcrossAdapters(t *testing.T) {
 	if err := w.Record(ctx, window.Message{Role: window.User, Content: "my locker code is 4711"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := chat.NewVectorStore(ctx, s, &chat.VectorOptions{Collection: "conv.rounds"}); !errors.Is(err, mnemo.ErrCollectionKind) {
+	if _, err := chat.NewVector(ctx, s, &chat.VectorOptions{Collection: "conv.rounds"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Errorf("a chat memory over a window's rounds: %v, want ErrCollectionKind", err)
 	}
-	if _, err := NewSemanticStore(ctx, s, &SemanticOptions{Collection: "conv.messages"}); !errors.Is(err, mnemo.ErrCollectionKind) {
+	if _, err := NewSemantic(ctx, s, &SemanticOptions{Collection: "conv.messages"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Errorf("a fact store over a window's messages: %v, want ErrCollectionKind", err)
 	}
-	facts, err := NewSemanticStore(ctx, s, &SemanticOptions{Collection: "facts"})
+	facts, err := NewSemantic(ctx, s, &SemanticOptions{Collection: "facts"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := toolmem.NewStore(ctx, s, &toolmem.Options{Name: "facts"}); err != nil {
+	if _, err := toolmem.New(ctx, s, &toolmem.Options{Name: "facts"}); err != nil {
 		t.Errorf("a tool memory named like a fact store (its collections are facts.tools and facts.texts): %v", err)
 	}
-	if _, err := window.NewStoredIn(ctx, s, "facts", 100, nil); err != nil {
+	if _, err := window.NewStored(ctx, s, "facts", 100, nil); err != nil {
 		t.Errorf("a window session named like a fact store: %v", err)
 	}
 	if err := facts.Store(ctx, "Paul works at Google"); err != nil {
@@ -69,7 +69,7 @@ func TestCollectionKindsAcrossAdapters(t *testing.T) {
 // cosine distance to the query (it was always 0), so MaxDistance means
 // what it means in the other modes.
 func TestSemanticTextModeDistances(t *testing.T) {
-	s, err := NewSemanticStore(ctx, memtest.Store(t), &SemanticOptions{Mode: mnemo.ModeText, Spread: new(float32(0))})
+	s, err := NewSemantic(ctx, memtest.Store(t), &SemanticOptions{Mode: mnemo.ModeText, Spread: new(float32(0))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo"
-	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
@@ -71,7 +70,7 @@ func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewSemanticStore(context.Background(), db, opts)
+	s, err := NewSemantic(context.Background(), db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -80,21 +79,16 @@ func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
 	return s, nil
 }
 
-// NewSemantic returns a fact store in db, creating its collection if
-// needed. The caller keeps ownership of db: Close leaves it open, so one
-// database can hold every memory of an agent.
-func NewSemantic(db *engine.DB, opts *SemanticOptions) (*Semantic, error) {
-	return NewSemanticStore(context.Background(), db.Store(), opts)
-}
-
 // KindSemantic is the kind of a Semantic store's collection
 // (mnemo.CollectionConfig.Kind).
 const KindSemantic = "store.semantic"
 
-// NewSemanticStore returns a fact store in db (the embedded engine, or a
-// server such as package postgres provides), creating its collection if
-// needed; ctx bounds that. The caller keeps ownership of db.
-func NewSemanticStore(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*Semantic, error) {
+// NewSemantic returns a fact store in db, creating its collection if
+// needed; ctx bounds that. db is any backend: an engine database the
+// caller has open (engine.DB.Store) or a server (package postgres). The
+// caller keeps ownership of db: Close leaves it open, so one database can
+// hold every memory of an agent.
+func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*Semantic, error) {
 	var o SemanticOptions
 	if opts != nil {
 		o = *opts

@@ -159,7 +159,7 @@ func TestNewSemanticSharesDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, err := NewSemantic(db, nil)
+	s, err := NewSemantic(context.Background(), db.Store(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestNewSemanticSharesDB(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = NewSemantic(db, nil)
+	s, err = NewSemantic(context.Background(), db.Store(), nil)
 	if err != nil {
 		t.Fatalf("NewSemantic after Close: %v (the database was closed?)", err)
 	}
@@ -175,7 +175,7 @@ func TestNewSemanticSharesDB(t *testing.T) {
 	if got, err := s.ListAll(ctx); err != nil || len(got) != 1 {
 		t.Fatalf("on the shared database: %q, %v", got, err)
 	}
-	if _, err := NewSemantic(nil, nil); !errors.Is(err, ErrInvalid) {
+	if _, err := NewSemantic(context.Background(), nil, nil); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("NewSemantic(nil) = %v, want ErrInvalid", err)
 	}
 }

@@ -46,9 +46,9 @@ func ExampleNew() {
 		panic(err)
 	}
 	defer db.Close()
-	tools, _ := toolmem.New(db, nil)
+	tools, _ := toolmem.New(context.Background(), db.Store(), nil)
 	defer tools.Close() // leaves db open
-	facts, _ := store.NewSemantic(db, nil)
+	facts, _ := store.NewSemantic(context.Background(), db.Store(), nil)
 	defer facts.Close()
 
 	tools.Store(ctx, toolmem.Entry{Question: "What is the weather in Paris today?", ToolName: "get_weather"})

@@ -16,7 +16,7 @@ import (
 // similarity to the question, so the default threshold keeps related
 // entries (it once dropped everything: similarity was always 0).
 func TestTextModeSimilarity(t *testing.T) {
-	m, err := NewStore(ctx, memtest.Store(t), &Options{Mode: mnemo.ModeText, Spread: new(float32(0))})
+	m, err := New(ctx, memtest.Store(t), &Options{Mode: mnemo.ModeText, Spread: new(float32(0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRetrieveNotBehindFirstStore(t *testing.T) {
 		}
 		return nil
 	}}
-	m, err := NewStore(ctx, s, nil)
+	m, err := New(ctx, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestRetrieveNotBehindFirstStore(t *testing.T) {
 // the tool memory is left as it was.
 func TestCollectionKinds(t *testing.T) {
 	s := memtest.Store(t)
-	m, err := NewStore(ctx, s, &Options{Name: "agent"})
+	m, err := New(ctx, s, &Options{Name: "agent"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,11 +112,11 @@ func TestCollectionKinds(t *testing.T) {
 		t.Fatalf("another kind over the tools: %v, want ErrCollectionExists", err)
 	}
 	// The same name as another tool memory's is the same memory.
-	again, err := NewStore(ctx, s, &Options{Name: "agent"})
+	again, err := New(ctx, s, &Options{Name: "agent"})
 	if err != nil || count(t, again) != 1 {
 		t.Fatalf("the same tool memory again: %v", err)
 	}
-	if _, err := NewStore(ctx, s, &Options{Name: "agent.tools"}); err != nil {
+	if _, err := New(ctx, s, &Options{Name: "agent.tools"}); err != nil {
 		t.Fatalf("a tool memory whose collections merely start alike: %v", err)
 	}
 	// The other adapters' kinds are checked in their own packages; here,
@@ -125,7 +125,7 @@ func TestCollectionKinds(t *testing.T) {
 	if _, err := s.CreateCollection(ctx, "other.texts", cfg); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewStore(ctx, s, &Options{Name: "other"}); !errors.Is(err, mnemo.ErrCollectionKind) {
+	if _, err := New(ctx, s, &Options{Name: "other"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 		t.Fatalf("a tool memory over a chat memory's collection: %v, want ErrCollectionKind", err)
 	}
 }

@@ -75,7 +75,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo"
-	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 )
@@ -194,18 +193,13 @@ const (
 	KindTexts = "toolmem.texts"
 )
 
-// New returns a memory in db, creating its collections if needed. The
-// caller keeps ownership of db.
-func New(db *engine.DB, opts *Options) (*Memory, error) {
-	return NewStore(context.Background(), db.Store(), opts)
-}
-
-// NewStore returns a memory in s (the embedded engine, or a server such as
-// package postgres provides), creating its collections if needed; ctx
-// bounds that. The caller keeps ownership of s. A collection of the name
-// that another kind of memory made is refused with
-// mnemo.ErrCollectionKind.
-func NewStore(ctx context.Context, db mnemo.Store, opts *Options) (*Memory, error) {
+// New returns a memory in db, creating its collections if needed; ctx
+// bounds that. db is any backend: an engine database the caller has open
+// (engine.DB.Store) or a server (package postgres). The caller keeps
+// ownership of db: Close leaves it open, so one database can hold every
+// memory of an agent. A collection of the name that another kind of
+// memory made is refused with mnemo.ErrCollectionKind.
+func New(ctx context.Context, db mnemo.Store, opts *Options) (*Memory, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -238,7 +232,7 @@ func Open(dir string, opts *Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := NewStore(context.Background(), db, opts)
+	m, err := New(context.Background(), db, opts)
 	if err != nil {
 		db.Close()
 		return nil, err

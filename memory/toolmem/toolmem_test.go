@@ -153,7 +153,7 @@ func TestPersistenceAndEmbedderMismatch(t *testing.T) {
 func TestConcurrent(t *testing.T) {
 	db, _ := engine.Open("", &engine.Options{InMemory: true})
 	defer db.Close()
-	m, err := New(db, nil)
+	m, err := New(context.Background(), db.Store(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

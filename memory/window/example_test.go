@@ -37,8 +37,8 @@ func ExampleNewStored() {
 	defer os.RemoveAll(dir)
 
 	db, _ := engine.Open(dir, nil)
-	w, _ := window.NewStored(db, "assistant", 200, nil)
-	facts, _ := store.NewSemantic(db, nil) // the same database
+	w, _ := window.NewStored(context.Background(), db.Store(), "assistant", 200, nil)
+	facts, _ := store.NewSemantic(context.Background(), db.Store(), nil) // the same database
 	facts.Store(ctx, "The launch is on May 3")
 	w.RecordProtected(ctx, window.Message{Role: window.System, Content: "You are terse."})
 	w.Record(ctx, window.Message{Role: window.User, Content: "Remember: the launch is on May 3."})
@@ -47,7 +47,7 @@ func ExampleNewStored() {
 
 	db, _ = engine.Open(dir, nil)
 	defer db.Close()
-	w, _ = window.NewStored(db, "assistant", 200, nil)
+	w, _ = window.NewStored(context.Background(), db.Store(), "assistant", 200, nil)
 	msgs, _ := w.Context(ctx)
 	for _, m := range msgs {
 		fmt.Printf("%s: %s\n", m.Role, m.Content)

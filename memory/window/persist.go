@@ -71,21 +71,15 @@ const (
 const maxSession = 200
 
 // NewStored returns a window whose messages persist in db under session,
-// loading any recorded before. The caller keeps ownership of db: Close
-// releases the session and leaves db open, so one database can hold every
-// memory of an agent. A session is open in one window at a time: while
-// one window has it, NewStored of the same session on the same db fails
-// with ErrSessionOpen.
-func NewStored(db *engine.DB, session string, budget int, opts *Options) (*Window, error) {
-	return NewStoredIn(context.Background(), db.Store(), session, budget, opts)
-}
-
-// NewStoredIn is NewStored in db, the embedded engine or a server such as
-// package postgres provides; ctx bounds the loading. On a server the
-// session is locked for every process: while a window anywhere has it
-// open, NewStoredIn fails with ErrSessionOpen, naming the server process
-// that holds it.
-func NewStoredIn(ctx context.Context, db mnemo.Store, session string, budget int, opts *Options) (*Window, error) {
+// loading any recorded before; ctx bounds the loading. db is any backend:
+// an engine database the caller has open (engine.DB.Store) or a server
+// (package postgres). The caller keeps ownership of db: Close releases
+// the session and leaves db open, so one database can hold every memory
+// of an agent. A session is open in one window at a time, in every
+// process: while a window anywhere has it, NewStored of the same session
+// fails with ErrSessionOpen (on a server, naming the server process that
+// holds it).
+func NewStored(ctx context.Context, db mnemo.Store, session string, budget int, opts *Options) (*Window, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
@@ -126,7 +120,7 @@ func OpenStored(dir, session string, budget int, opts *Options) (*Window, error)
 	if err != nil {
 		return nil, err
 	}
-	w, err := NewStoredIn(context.Background(), db, session, budget, opts)
+	w, err := NewStored(context.Background(), db, session, budget, opts)
 	if err != nil {
 		db.Close()
 		return nil, err

@@ -17,7 +17,7 @@ func TestPersistentWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewStored(db, "agent", 100, nil)
+	w, err := NewStored(context.Background(), db.Store(), "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestPersistentWindow(t *testing.T) {
 
 	db, _ = engine.Open(dir, nil)
 	defer db.Close()
-	w, err = NewStored(db, "agent", 100, nil)
+	w, err = NewStored(context.Background(), db.Store(), "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,11 +120,11 @@ func TestSessionOpenTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := NewStored(db, "agent", 1000, nil)
+	first, err := NewStored(context.Background(), db.Store(), "agent", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := NewStored(db, "agent", 1000, nil)
+	second, err := NewStored(context.Background(), db.Store(), "agent", 1000, nil)
 	if !errors.Is(err, ErrSessionOpen) {
 		t.Errorf("second NewStored of an open session = %v, want ErrSessionOpen", err)
 	}
@@ -153,7 +153,7 @@ func TestSessionOpenTwice(t *testing.T) {
 
 	// After Close the session opens again on the same database, and after
 	// a restart it has every message.
-	again, err := NewStored(db, "agent", 1000, nil)
+	again, err := NewStored(context.Background(), db.Store(), "agent", 1000, nil)
 	if err != nil {
 		t.Fatalf("NewStored after Close: %v", err)
 	}
@@ -164,7 +164,7 @@ func TestSessionOpenTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	w, err := NewStored(db, "agent", 1000, nil)
+	w, err := NewStored(context.Background(), db.Store(), "agent", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestOpenSessions(t *testing.T) {
 		return db
 	}
 	db, other := open(t), open(t)
-	held, err := NewStored(db, "agent", 100, nil)
+	held, err := NewStored(context.Background(), db.Store(), "agent", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestOpenSessions(t *testing.T) {
 			if strings.HasSuffix(tt.name, "recall") {
 				opts = &Options{Recall: true}
 			}
-			w, err := NewStored(tt.db, tt.sess, 100, opts)
+			w, err := NewStored(context.Background(), tt.db.Store(), tt.sess, 100, opts)
 			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
 				t.Fatalf("NewStored = %v, want %v", err, tt.want)
 			}
@@ -229,17 +229,17 @@ func TestRecallEmbedderMismatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	w, err := NewStored(db, "agent", 100, &Options{Recall: true})
+	w, err := NewStored(context.Background(), db.Store(), "agent", 100, &Options{Recall: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Record(ctx, Message{Role: User, Content: "my dog is called Rex"})
 	w.Close()
 	other, _ := embed.NewHashing(64)
-	if _, err := NewStored(db, "agent", 100, &Options{Recall: true, Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
+	if _, err := NewStored(context.Background(), db.Store(), "agent", 100, &Options{Recall: true, Embedder: other}); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder = %v, want embed.ErrMismatch", err)
 	}
-	w, err = NewStored(db, "agent", 100, &Options{Recall: true})
+	w, err = NewStored(context.Background(), db.Store(), "agent", 100, &Options{Recall: true})
 	if err != nil {
 		t.Fatalf("after the refused open: %v", err)
 	}
@@ -480,7 +480,7 @@ func TestSessionNames(t *testing.T) {
 	}
 	defer db.Close()
 	for _, name := range []string{"", "\xff\xfe", strings.Repeat("s", 300)} {
-		if _, err := NewStored(db, name, 100, nil); !errors.Is(err, ErrInvalid) {
+		if _, err := NewStored(context.Background(), db.Store(), name, 100, nil); !errors.Is(err, ErrInvalid) {
 			t.Errorf("session %q: %v, want ErrInvalid", name, err)
 		}
 	}

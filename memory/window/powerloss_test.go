@@ -43,7 +43,7 @@ func TestSetMessagesPowerLoss(t *testing.T) {
 				}
 				return nil
 			}}
-			w, err := NewStoredIn(ctx, s, "s", 1000, &Options{Recall: true})
+			w, err := NewStored(ctx, s, "s", 1000, &Options{Recall: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestSetMessagesPowerLoss(t *testing.T) {
 				if err != nil {
 					t.Fatalf("clone %d: %v", i, err)
 				}
-				w, err := NewStored(db, "s", 1000, &Options{Recall: true})
+				w, err := NewStored(context.Background(), db.Store(), "s", 1000, &Options{Recall: true})
 				if err != nil {
 					t.Fatalf("clone %d: %v", i, err)
 				}
@@ -79,7 +79,7 @@ func TestSetMessagesPowerLoss(t *testing.T) {
 				checkRecall(t, w)
 				w.Close()
 				// The next open sees the same (the trim was finished).
-				w, _ = NewStored(db, "s", 1000, nil)
+				w, _ = NewStored(context.Background(), db.Store(), "s", 1000, nil)
 				if h2, _ := w.History(ctx); !sameContents(h2, h) {
 					t.Fatalf("clone %d: the second open shows %v, the first %v", i, contents(h2), contents(h))
 				}

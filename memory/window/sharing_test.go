@@ -81,7 +81,7 @@ func TestRecordWithFailingEmbedder(t *testing.T) {
 	s := memtest.Store(t)
 	emb := newFlaky(t)
 	opts := &Options{Recall: true, Embedder: emb}
-	w, err := NewStoredIn(ctx, s, "flaky", 1000, opts)
+	w, err := NewStored(ctx, s, "flaky", 1000, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestRecordWithFailingEmbedder(t *testing.T) {
 	mustRecord(t, w, Message{Role: User, Content: "and with ragu?"})
 	w.Close()
 	emb.failing.Store(false)
-	w, err = NewStoredIn(ctx, s, "flaky", 1000, opts)
+	w, err = NewStored(ctx, s, "flaky", 1000, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestRecordThatFailsChangesNothing(t *testing.T) {
 		}
 		return nil
 	}}
-	w, err := NewStoredIn(ctx, s, "retry", 1000, &Options{Recall: true})
+	w, err := NewStored(ctx, s, "retry", 1000, &Options{Recall: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestRecordThatFailsChangesNothing(t *testing.T) {
 func TestRecallCollectionDropped(t *testing.T) {
 	ctx := context.Background()
 	s := memtest.Store(t)
-	w, err := NewStoredIn(ctx, s, "dropped", 100, &Options{Recall: true, RecallShare: 0.5})
+	w, err := NewStored(ctx, s, "dropped", 100, &Options{Recall: true, RecallShare: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,21 +183,21 @@ func TestRecallCollectionDropped(t *testing.T) {
 func TestSessionTwoStores(t *testing.T) {
 	ctx := context.Background()
 	first, second := memtest.TwoStores(t)
-	w, err := NewStoredIn(ctx, first, "one", 100, nil)
+	w, err := NewStored(ctx, first, "one", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewStoredIn(ctx, second, "one", 100, nil); !errors.Is(err, ErrSessionOpen) {
+	if _, err := NewStored(ctx, second, "one", 100, nil); !errors.Is(err, ErrSessionOpen) {
 		t.Fatalf("second store on an open session: %v, want ErrSessionOpen", err)
 	}
-	other, err := NewStoredIn(ctx, second, "another", 100, nil)
+	other, err := NewStored(ctx, second, "another", 100, nil)
 	if err != nil {
 		t.Fatalf("another session: %v", err)
 	}
 	other.Close()
 	mustRecord(t, w, Message{Role: User, Content: "hello"})
 	w.Close()
-	w, err = NewStoredIn(ctx, second, "one", 100, nil)
+	w, err = NewStored(ctx, second, "one", 100, nil)
 	if err != nil {
 		t.Fatalf("after Close: %v", err)
 	}
@@ -222,7 +222,7 @@ func TestDeadlineBehindFrozenRecord(t *testing.T) {
 		}
 		return nil
 	}}
-	w, err := NewStoredIn(ctx, s, "frozen", 100, nil)
+	w, err := NewStored(ctx, s, "frozen", 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestSessionTwoProcesses(t *testing.T) {
 		if line := <-lines; line != "ready" {
 			t.Fatalf("writer: %q", line)
 		}
-		_, err := NewStoredIn(ctx, s, "shared", 1000, nil)
+		_, err := NewStored(ctx, s, "shared", 1000, nil)
 		if !errors.Is(err, ErrSessionOpen) || !strings.Contains(err.Error(), "server process") {
 			t.Fatalf("session open in another process: %v, want ErrSessionOpen naming the holder", err)
 		}
@@ -283,7 +283,7 @@ func TestSessionTwoProcesses(t *testing.T) {
 		// sees the connection close; retry briefly for that.
 		var w *Window
 		for try := 0; ; try++ {
-			w, err = NewStoredIn(ctx, s, "shared", 1000, nil)
+			w, err = NewStored(ctx, s, "shared", 1000, nil)
 			if err == nil || !errors.Is(err, ErrSessionOpen) || try == 100 {
 				break
 			}
@@ -348,7 +348,7 @@ func TestSessionWriterProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	w, err := NewStoredIn(ctx, s, "shared", 1000, nil)
+	w, err := NewStored(ctx, s, "shared", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,7 +372,7 @@ func TestSessionLost(t *testing.T) {
 	dsn := pgtest.NewDSN(t)
 	ctx := context.Background()
 	a, b := memtest.OpenPG(t, dsn), memtest.OpenPG(t, dsn)
-	wa, err := NewStoredIn(ctx, a, "s", 1000, nil)
+	wa, err := NewStored(ctx, a, "s", 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestSessionLost(t *testing.T) {
 	if err := wa.Record(ctx, Message{Role: User, Content: "A1"}); !errors.Is(err, ErrSessionLost) {
 		t.Fatalf("Record after the lock was lost: %v, want ErrSessionLost", err)
 	}
-	wb, err := NewStoredIn(ctx, b, "s", 1000, nil)
+	wb, err := NewStored(ctx, b, "s", 1000, nil)
 	if err != nil {
 		t.Fatalf("the second window: %v", err)
 	}
@@ -437,7 +437,7 @@ func TestUnknownOutcome(t *testing.T) {
 		}
 		return nil
 	}}
-	w, err := NewStoredIn(ctx, s, "u", 1000, &Options{Recall: true})
+	w, err := NewStored(ctx, s, "u", 1000, &Options{Recall: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +475,7 @@ func commitThenFail(ctx context.Context, c mnemo.Collection) error {
 func TestBadSessionNames(t *testing.T) {
 	s := memtest.Store(t)
 	for _, name := range []string{"a\x00b", "tab\there", "line\nfeed", "del\x7f"} {
-		if _, err := NewStoredIn(context.Background(), s, name, 100, nil); !errors.Is(err, ErrInvalid) {
+		if _, err := NewStored(context.Background(), s, name, 100, nil); !errors.Is(err, ErrInvalid) {
 			t.Errorf("session %q: %v, want ErrInvalid", name, err)
 		}
 	}
@@ -492,7 +492,7 @@ func (noVectors) Embed(context.Context, []string) ([][]float32, error) { return 
 func TestRecallFailure(t *testing.T) {
 	ctx := context.Background()
 	h, _ := embed.NewHashing(0)
-	w, err := NewStoredIn(ctx, memtest.Store(t), "r", 10, &Options{Recall: true, Embedder: noVectors{h}})
+	w, err := NewStored(ctx, memtest.Store(t), "r", 10, &Options{Recall: true, Embedder: noVectors{h}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package window
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -141,7 +142,7 @@ func TestStoredSeparatedResult(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	w, err := NewStored(db, "s", 1, &Options{Counter: byLen, Recall: true, RecallShare: 0.5})
+	w, err := NewStored(context.Background(), db.Store(), "s", 1, &Options{Counter: byLen, Recall: true, RecallShare: 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
