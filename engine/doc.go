@@ -18,12 +18,12 @@
 //
 // # Durability
 //
-// An Upsert or Delete is one Pebble batch holding the record changes and one
-// log record naming what changed; it commits with fsync (unless
-// Options.NoSync), so when the call returns nil the change survives any
-// crash, and when it returns an error nothing changed. Concurrent writers
-// share fsyncs through Pebble's group commit. Only after the commit is the
-// in-memory index updated.
+// An Upsert or Delete is one Pebble batch holding the record changes (each
+// record and its full-text entry) and one log record naming what changed;
+// it commits with fsync (unless Options.NoSync), so when the call returns
+// nil the change survives any crash, and when it returns an error nothing
+// changed. Concurrent writers share fsyncs through Pebble's group commit.
+// Only after the commit is the in-memory index updated.
 //
 // What can go wrong below that is handled in one place each: a directory
 // knows it is a database (identity.go), Pebble's fatal errors become the
@@ -55,17 +55,34 @@
 // index checkpoints); restore is opening the copy. DB.Compact gives the
 // space of deleted records back. See backup.go and compact.go.
 //
-// On-disk layout (keys in Pebble, tag byte first):
+// On-disk layout. Keys in Pebble start with a tag byte; cid is the
+// collection's numeric id, 4 bytes big-endian, so a collection's records
+// sort by ID and its 'd', 'l' and 'x' keys form contiguous ranges, which
+// Drop deletes with range deletions (keys.go):
 //
-//	'c' name                 collection config (JSON)
-//	'm' "nextcollection"     next collection id
+//	'c' name                 collection id and config (JSON)
+//	'm' "nextcollection"     next collection id (u32 big-endian)
 //	'd' cid(4) recordID      record: version, index key, vector, content, metadata, CRC-32C
 //	'l' cid(4) seq(8)        logical log (package wal): one record per write batch
-//	'p' cid(4)               checkpoint descriptor (JSON): file, log sequence, size
-//	<dir>/checkpoints/<cid>-<seq>.hnsw   the index snapshot (package index format)
-//	<dir>/MNEMO                          identity: format, database id, creation time (JSON)
-//	<dir>/SEQMARK                        last acknowledged log sequence per collection
-//	<dir>/BACKUP-INCOMPLETE              only in a backup being written: Open refuses it
+//	'p' cid(4)               checkpoint descriptor (JSON): file, log sequence, size, time
+//	'x' cid(4) key(8)        full-text entry of the record with that index key (text.go):
+//	                         length and term frequencies, in the record's batch; none
+//	                         when the collection's full-text index is disabled
+//
+// Files beside Pebble's in <dir>:
+//
+//	checkpoints/<cid>-<seq>.hnsw   the index snapshot of an HNSW collection (package index format)
+//	checkpoints/<cid>-<seq>.flat   the index snapshot of a flat collection (package index format)
+//	checkpoints/<file>.tmp         a snapshot being written, renamed to <file> once fsynced
+//	MNEMO                          identity: format, database id, creation time (JSON)
+//	SEQMARK                        last acknowledged log sequence per collection
+//	BACKUP-INCOMPLETE              only in a backup being written: Open refuses it
+//
+// A checkpoint file is named by the collection's id and the last log
+// sequence it covers, in hex (8 and 16 digits), and its extension is the
+// collection's index kind. An Open that may write removes the checkpoint
+// files no descriptor names (temporary ones included), which a crash
+// between the steps of a checkpoint can leave (checkpoint.go).
 //
 // # Queries, distances and filters
 //
