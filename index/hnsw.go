@@ -108,8 +108,9 @@ func (o *HNSWOptions) Validate() error {
 //
 // Storage is chunked so that growth never moves a vector or a link: each
 // chunk holds a run of nodes in one contiguous slab of records (a node's
-// layer-0 neighbour list, a count and 2M slots, followed by its vector),
-// plus the upper-layer lists of the few nodes that have them.
+// vector, then its flags word and its layer-0 neighbour list, a count and
+// 2M slots; see recordWords), plus the upper-layer lists of the few nodes
+// that have them.
 // Neighbour lists are read and written with atomic loads and stores, so a
 // search never blocks on an insert. The one exception is a small index's
 // first chunk, which starts small and grows (see growFirst), under the
@@ -191,7 +192,7 @@ type chunkRef struct {
 // when it is the first chunk of a small index (see growFirst): its
 // capacity is len(keys).
 type chunk struct {
-	data   []uint32   // per node: flags, layer-0 list (count, 2M slots), vector
+	data   []uint32   // per node, stride words: vector, flags, layer-0 list (count, 2M slots), padding
 	keys   []uint64   // caller key per node
 	levels []uint8    // top layer per node
 	anchor []uint32   // the node whose layer-0 list must keep this one (see link.go), atomic
@@ -400,12 +401,20 @@ func (h *HNSW) growFirst() {
 // recordWords is the number of words a node's record takes in chunk.data:
 // its vector, then its flags and its layer-0 list (a count and 2M slots),
 // the layout of hnswlib's level-0 memory with the vector first, padded to
-// a multiple of 64 bytes. Chunks start on a 64-byte boundary, so every
-// vector does too: a 128-d vector spans 8 cache lines instead of 9, and a
-// 25-d one 2 instead of up to 3, which is what a search that misses the
-// cache pays for. Expanding a node during a search reads its list, which
-// sits right after the vector the search loaded when it scored the node,
-// so it is usually still in cache.
+// a multiple of 64 bytes (16 words):
+//
+//	word 0 .. dim-1             vector (float32 bits)                see vec
+//	word dim                    flags (flagDeleted, flagFree, ...)   see flagWord
+//	word dim+1                  layer-0 count n                      see links
+//	word dim+2 .. dim+1+2M      layer-0 slots, the first n in use
+//	word dim+2+2M .. stride-1   padding
+//
+// Chunks start on a 64-byte boundary, so every vector does too: a 128-d
+// vector spans 8 cache lines instead of 9, and a 25-d one 2 instead of up
+// to 3, which is what a search that misses the cache pays for. Expanding a
+// node during a search reads its list, which sits right after the vector
+// the search loaded when it scored the node, so it is usually still in
+// cache.
 func recordWords(dim, m0 int) int { return (dim + 2 + m0 + 15) &^ 15 }
 
 // alignedWords returns n zeroed words starting on a 64-byte boundary.
@@ -457,7 +466,8 @@ func (h *HNSW) flagWord(id uint32) *uint32 {
 func (h *HNSW) flags(id uint32) uint32 { return atomic.LoadUint32(h.flagWord(id)) }
 
 // prefetchLinks starts loading the neighbour list of node id on layer, all
-// of its cache lines (a layer-0 list of M=16 spans two or three).
+// of its cache lines (a layer-0 list of M=16, a count and 32 slots, spans
+// three).
 func (h *HNSW) prefetchLinks(id uint32, layer int) {
 	simd.Prefetch(floats(h.links(id, layer)))
 }
