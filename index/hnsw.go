@@ -134,9 +134,16 @@ type HNSW struct {
 	chunkShift uint
 	chunkMask  uint32
 
-	// mu is held shared by Add, Delete, Search, Vector and the slices of
-	// Compact, and exclusively by Check, WriteTo, SQ8 retraining and, for
-	// a moment, Compact.
+	// mu is held shared by Add (for the whole insert), Delete, Search,
+	// Vector, MemoryBytes and each slice of Compact. It is held
+	// exclusively by Check; WriteTo; retrain, the SQ8 retraining an Add
+	// runs after its insert, once it has let go of its shared hold; an
+	// Add whose slot lies past the end of a partial first chunk, to grow
+	// it (lockSlot); and Compact, for its flag pass (retire), its first
+	// slice of releases and, under SQ8, its training. Held exclusively, it
+	// keeps every reader and writer of nodes out while the first chunk
+	// moves, the writer locks are replaced or the SQ8 ranges change.
+	// Len and Keys take only keys.
 	mu sync.RWMutex
 
 	chunks atomic.Pointer[[]chunkRef]
