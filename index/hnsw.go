@@ -115,6 +115,21 @@ func (o *HNSWOptions) Validate() error {
 // search never blocks on an insert. The one exception is a small index's
 // first chunk, which starts small and grows (see growFirst), under the
 // exclusive lock, so that an index costs memory in proportion to its nodes.
+//
+// Lock order (a goroutine holding one may wait only for those after it):
+//
+//	compactMu -> mu -> epMu -> a node's writer lock (locks) -> adoptMu
+//
+// alloc, keys and rng are leaves: nothing of the index is taken while one
+// is held (under alloc, a new slab may take the package's hugeOwners, a
+// leaf too). A goroutine waits for one writer lock at a time. Against the
+// order, locks are only tried, and a failed try gives up or moves on:
+// adoptAnchor, holding a writer lock and adoptMu, tries epMu and other
+// nodes' writer locks (striped: another node's may be the one it holds),
+// and adoptStaying, holding adoptMu, tries epMu and writer locks. No
+// goroutine takes mu again while it holds it, not even shared (an
+// RLock waits behind a waiting Lock), so a search's Filter must not call
+// the index. The caller's locks (the engine's) come before all of these.
 type HNSW struct {
 	dim    int
 	metric Metric
