@@ -17,9 +17,9 @@ import (
 // each live node keeps a path from the entry point on layer 0 throughout.
 // Each list that linked to a tombstone costs about (2M)^2 distances to
 // score its candidates and the heuristic's among the nearest
-// 2*efConstruction of them: on 12,000 random 128-d vectors with a third
-// overwritten (M 16), 2.0 s of CPU, against 5.4 s for the repair this one
-// replaced (a search of width efConstruction from every such node).
+// 2*efConstruction of them; in all, well under half the CPU time of the
+// repair this one replaced, a search of width efConstruction from every
+// such node (figures in docs/performance-notes.md).
 //
 // Deletion is therefore two-phase: Delete is O(1) and immediate (the key is
 // never returned again), and Compact, which the caller runs when convenient
@@ -29,15 +29,14 @@ import (
 // exclusively twice, briefly: first for one read of every node's flags,
 // which marks the tombstones it will release (retires them, so that no
 // insert links to them again) and, if the entry point is among them,
-// moves it, with no distance computed (0.5 ms at 12,000 nodes); and
-// at the end, to wait for the searches that began before the repair
-// (they may still stand on a retired node) and release the first slots.
-// Everything else runs under the shared lock, at most repairSlice nodes
-// (scanSlice in the cheap passes) per hold, each list rewritten under its
-// node's writer lock as an insert does; so a search never waits for the
-// repair, and a caller that takes the index exclusively (WriteTo, Check)
-// waits for one slice at most and finds a whole graph, retired nodes being
-// tombstones to it. Under SQ8, Compact then trains the code ranges again
+// moves it, with no distance computed; and at the end, to wait for the
+// searches that began before the repair (they may still stand on a
+// retired node) and release the first slots. Everything else runs under
+// the shared lock, at most repairSlice nodes (scanSlice in the cheap
+// passes) per hold, each list rewritten under its node's writer lock as
+// an insert does; so a search never waits for the repair, and a caller
+// that takes the index exclusively (WriteTo, Check) waits for one slice
+// at most and finds a whole graph, retired nodes being tombstones to it. Under SQ8, Compact then trains the code ranges again
 // under the exclusive lock, O(n * dim), as WriteTo does. Nodes deleted
 // while Compact runs stay tombstones until the next one; concurrent calls
 // run one after the other. It returns the number of slots released.
@@ -311,16 +310,14 @@ func (h *HNSW) repairAll(s *searcher, c *compaction) {
 // are left with few incoming links and searches rarely reach them.
 //
 // Choosing among the nearest efConstruction candidates only, as hnswlib
-// does, cost recall: mean recall@10 at ef 40 to 160 after deleting 30% of
-// 6,000 clustered 24-d vectors (M 8, TestDeleteAndCompact) was 0.807
-// against 0.851 with twice as many or all of them (and 0.802 with the
-// tombstones' neighbours alone); a fresh build of the rest had 0.841, and
-// the repair this one replaced (a search of width efConstruction from
-// every node, plus the neighbours of the tombstones) 0.829. On 12,000
-// random 128-d vectors with a third overwritten, recall@10 at ef 64 was
-// 0.610 before and after, against 0.585 for a fresh build of the live
-// vectors; the old repair, whose searches amount to a second pass of
-// construction over every node, raised it to 0.676, at 2.7 times the cost.
+// does, cost recall on clustered data (TestDeleteAndCompact), where twice
+// as many or all of them did not, and this repair then beat both a fresh
+// build of the rest and the repair it replaced (a search of width
+// efConstruction from every node, plus the neighbours of the tombstones).
+// On random data recall after the repair was what it was before, above a
+// fresh build's; the old repair, whose searches amount to a second pass
+// of construction over every node, raised it further, at several times
+// the cost. The figures are in docs/performance-notes.md.
 func (h *HNSW) repair(s *searcher, x uint32, layer int) {
 	list := h.links(x, layer)
 	if !h.linksRetired(list) {
@@ -404,10 +401,10 @@ func (h *HNSW) repair(s *searcher, x uint32, layer int) {
 // looking at the nearest 2*efConstruction of them at most. The heuristic
 // takes candidates nearest first and stops once it holds m, so they are
 // ordered through a heap as it goes rather than all sorted first: a repair
-// has hundreds of candidates (610 on average on 12,000 random 128-d
-// vectors, M 16, of which the heuristic looked at 502), and with M large,
-// thousands. Looking at the nearest efConstruction only cost recall on
-// clustered data (0.807 against 0.851; see repair); twice that did not.
+// has hundreds of candidates, of which the heuristic looks at most, and
+// with M large, thousands (docs/performance-notes.md). Looking at the
+// nearest efConstruction only cost recall on clustered data (see repair);
+// twice that did not.
 func (h *HNSW) selectLazy(dst, cands []item, m int) []item {
 	if len(cands) <= m {
 		return append(dst, cands...)

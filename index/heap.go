@@ -59,8 +59,8 @@ func (h *minHeap) offer(k int, d float32, id uint32) {
 
 // down sifts the top item down to its place. It moves a hole rather than
 // swapping, and picks the smaller child by arithmetic: which child is
-// smaller is a coin toss the branch predictor loses (1.00x to 1.10x the
-// queries/s of the swapping loop, median about 1.03x, on annset 100k).
+// smaller is a coin toss the branch predictor loses (searches measured a
+// little faster than with the swapping loop; docs/performance-notes.md).
 func (h *minHeap) down() {
 	s := *h
 	n := len(s)

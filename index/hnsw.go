@@ -200,10 +200,9 @@ type HNSW struct {
 // chunkRef is an entry of the chunk table: a chunk and the starts of its
 // record slab and (under SQ8) its code rows, so that the vector, the
 // layer-0 list and the codes of a node are one load away from its id
-// rather than two, through the chunk. In-process A/B against a table of
-// *chunk, queries/s at ef 10 to 160 (two runs at 1M): 1.03x to 1.09x at
-// annset 1M x 128; at 100k x 128, 1.00x to 1.09x for float32 and 0.99x to
-// 1.06x for SQ8.
+// rather than two, through the chunk. Searches measured somewhat faster
+// this way than through a table of *chunk (figures in
+// docs/performance-notes.md).
 type chunkRef struct {
 	records unsafe.Pointer // &ch.data[0]
 	codes   unsafe.Pointer // &ch.codes[0] under SQ8, else nil
@@ -314,10 +313,10 @@ func (h *HNSW) Deleted() int { return int(h.deleted.Load()) }
 // per node and a searcher waits at most for a copy of half a chunk. The
 // writer locks grow with the first chunk for the same reason (stripes).
 //
-// In-process, 1,000 one-record collections of the adapters' shape (1024
-// dimensions, cosine, M 16, full-text index) held 321 KiB of heap each
-// before (a 64-node chunk and 4,096 locks), and one of 8 dimensions 969
-// KiB (a 4,096-node chunk); see engine's TestCollectionFootprint.
+// Before, a one-record collection held a whole chunk and 4,096 writer
+// locks from the start (the heap it took then, and takes now, is in
+// docs/performance-notes.md); engine's TestCollectionFootprint keeps the
+// cost in proportion to the records.
 const firstChunkBytes = 4 << 10
 
 // firstChunkNodes returns the capacity of a new index's first chunk: the

@@ -9,9 +9,9 @@ import "unsafe"
 // with small pages, its chunks are carved from slabs whose 2 MiB-aligned
 // interior is advised for transparent huge pages (on Linux, when the
 // kernel gives them to advised memory only; see hugePagesOn and
-// adviseHugePages). In-process A/B, the same 1M x 128 snapshot loaded with
-// and without slabs, queries/s at ef 10 to 160: 1.17x to 1.23x with them
-// (and 1.00x to 1.08x at 100k x 128).
+// adviseHugePages). The same snapshot loaded with and without slabs
+// searched clearly faster with them at 1M x 128, and little faster at
+// 100k x 128 (figures in docs/performance-notes.md).
 //
 // The slabs are ordinary Go allocations of pointer-free words, so the
 // garbage collector owns them as it owns any chunk: nothing is unmapped by

@@ -95,8 +95,8 @@ func (s *searcher) visit(id uint32) bool {
 // which it returns and keeps in s.batch. It does in arithmetic what visit
 // does with branches: whether a neighbour was visited before is a
 // coin toss that the branch predictor loses about half the time, and
-// replacing the branches measured 1.04x to 1.27x the queries/s at ef 10 to
-// 160 on annset 100k x 128 (float32 and SQ8 alike, A/B in one process).
+// replacing the branches made searches measurably faster, float32 and SQ8
+// alike (figures in docs/performance-notes.md).
 func (s *searcher) gather(batch, list []uint32) []uint32 {
 	m := len(batch)
 	if cap(batch)-m < len(list) {
@@ -272,11 +272,11 @@ func pairDistance(metric Metric, q, v []float32) float32 {
 // expansion is a chain of two memory waits, the neighbour list and then the
 // neighbours' rows, that leaves most of the CPU's outstanding-miss slots
 // idle; pairing overlaps two chains. The second candidate is the one a
-// plain walk would usually expand next (in 62, 74 and 84 percent of steps
-// on annset 100k x 128 SQ8 at ef 40, 80 and 160), and when it is not, the
-// extra expansion widens the beam, so recall at a given ef rises a little;
-// on a graph that fits in cache the extra work is not repaid (see
-// pairedMin).
+// plain walk would usually expand next, the more often the larger ef, and
+// when it is not, the extra expansion widens the beam, so recall at a
+// given ef rises a little; on a graph that fits in cache the extra work is
+// not repaid (see pairedMin, and docs/performance-notes.md for the
+// figures).
 //
 // With codes set (an SQ8 index, prepared by prepareCodes) every distance of
 // the walk, the seeds' included, is the approximate one of the code rows;
@@ -361,21 +361,12 @@ func (h *HNSW) searchLayer(s *searcher, q []float32, ep uint32, epD float32, ef,
 
 // pairedMin is the number of nodes in the graph (see inGraph) from which a
 // query's layer-0 walk is paired (see searchLayer); an index keeps it in
-// HNSW.pairedMin, which tests lower. In-process A/B on the same graphs,
-// paired against plain, queries/s at ef 10 / 20 / 40 / 80 / 160:
-//
-//	annset 100k x 128 cosine, SQ8    1.00 / 1.08 / 1.06 / 1.11 / 1.11, recall +0.021 at ef 10
-//	annset 100k x 128 cosine         0.94 / 1.04 / 1.04 / 1.10 / 1.06, recall +0.026 at ef 10
-//	annset 1M x 128 cosine           0.98 / 0.97 / 1.04 / 1.05 / 1.04, recall +0.028 at ef 10
-//	annset 40k x 128 cosine          0.98 / 0.97 / 1.00 / 1.02 / 1.14, recall +0.018 at ef 10
-//	siftsmall 10k x 128 L2           0.94 / 0.94 / 0.99 / 0.99 / 1.04
-//	annset 20k x 25 cosine           0.94 / 0.96 / 0.95 / 0.94 / 1.00
-//	annset 10k x 784 L2              0.92 / 0.96 / 0.96 / 1.00 / 0.93
-//
-// so it pays on graphs well past the cache and not on small ones, where
-// recall at ef 10 rose by 0.004 to 0.014 only; 40,000 nodes of 128-d is
-// about where it breaks even. Sizes between 40,000 and 100,000 nodes were
-// not measured.
+// HNSW.pairedMin, which tests lower. Measured against plain walks on the
+// same graphs (docs/performance-notes.md), pairing paid on graphs well past
+// the cache (100,000 and 1,000,000 nodes of 128-d) and not on small ones
+// (10,000 to 20,000 nodes), where it also raised recall least; 40,000
+// nodes of 128-d was about where it broke even. Sizes between 40,000 and
+// 100,000 nodes were not measured.
 const pairedMin = 1 << 16
 
 // inGraph returns the number of nodes in the graph: the slots handed out
@@ -470,10 +461,10 @@ func (h *HNSW) Search(dst []Result, q []float32, k int, opts *SearchOptions) ([]
 		// little more than the k returned, so re-ranking them can only
 		// reorder what the codes chose. The k results the walk displaced
 		// last are re-ranked too (they cost k more float32 rows, and
-		// nothing in the walk): on annset 100k x 128, SQ8 recall@10 at
-		// ef 10 rose from 0.6728 to 0.6790 (float32's is 0.6791), at
-		// 0.96x queries/s. From ef 2k up it changed recall by 0.0001 at
-		// most and cost 3-6%, so it is not done there.
+		// nothing in the walk): at ef 10 that brought SQ8's recall up to
+		// float32's for a few percent of queries/s. From ef 2k up it
+		// left recall as it was and still cost queries/s, so it is not
+		// done there (figures in docs/performance-notes.md).
 		s.spill, s.spilled = s.spill[:0], 0
 		if max(ef, k) < 2*k && spillRerank {
 			w.spill = k
