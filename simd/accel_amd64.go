@@ -20,9 +20,10 @@ func dotAccel(a, b []float32) float32 { return vek32.Dot(a, b) }
 // distance and ends in a Newton-refined reciprocal square root, so squaring
 // it is within a few units in the last place of the float32 sum (27 comes
 // back as 26.999998), well inside the package tolerance; computing the
-// differences into a buffer and dotting them was measured 3-5x slower. The
-// square root also turns an overflowed sum into NaN: such results are
-// recomputed on the generic path so both paths agree on IEEE special values.
+// differences into a buffer and dotting them was measured several times
+// slower (docs/performance-notes.md). The square root also turns an
+// overflowed sum into NaN: such results are recomputed on the generic path
+// so both paths agree on IEEE special values.
 func l2SquaredAccel(a, b []float32) float32 {
 	d := vek32.Distance(a, b)
 	if d > math.MaxFloat32 || d != d {

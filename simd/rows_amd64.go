@@ -31,10 +31,10 @@ func l2SquaredRowsAVX512(dst, q *float32, d int, rows *[]float32, n int)
 var useAVX512 = cpu.X86.HasAVX512F
 
 // minAVX512 is the shortest row the AVX-512 kernels take. Measured in the
-// graph search, the two kernels alternated every 60 ms in one process
-// (median of 25 ratios per ef): at d=128, 1.03x to 1.18x the AVX2 kernels'
-// queries/s under cosine and 1.07x to 1.11x under L2; at d=25 no
-// difference (0.98x to 1.01x); at d=784, 1.4x the kernel alone.
+// graph search against the AVX2 kernels, they were faster at d=128 under
+// cosine and L2 and made no difference at d=25, so short rows stay on
+// AVX2; at d=784 the kernel alone was faster still (figures in
+// docs/performance-notes.md).
 const minAVX512 = 64
 
 // rowKernel is one implementation of the row kernels' assembly.

@@ -30,10 +30,10 @@ func Dot(a, b []float32) float32 {
 }
 
 // minAccelL2 is the shortest input L2Squared sends to the accelerated
-// kernel. Below it the generic loop is as fast (a vek call has ~10 ns of
-// fixed cost) and exact where the float32 sum is: the accelerated kernel
-// squares a refined square root, which on some CPUs turns 4 into
-// 3.9999995 even for a 2-d vector.
+// kernel. Below it the generic loop is as fast (a vek call has a fixed
+// cost that so short a vector does not repay) and exact where the float32
+// sum is: the accelerated kernel squares a refined square root, which on
+// some CPUs turns 4 into 3.9999995 even for a 2-d vector.
 const minAccelL2 = 16
 
 // L2Squared returns the squared Euclidean distance between a and b. It panics
