@@ -97,8 +97,8 @@
 //
 // Defaults are safe: a query that sets no Ef on a small collection (up to
 // n*(dimension+16) = 8,000,000, e.g. 20,000 vectors of 384 dimensions) is
-// answered by an exact scan, which there costs about what the graph costs
-// at a recall of 0.95 on data without structure (see plan.go); larger
+// answered by an exact scan, which there costs less than the graph takes
+// to reach a recall of 0.95 on data without structure (see plan.go); larger
 // collections walk the graph at EfSearch (default 64: recall@10 0.95 or
 // more on the benchmark sets in the README). To trade recall for speed,
 // set Query.Ef (which chooses the graph at any size) or the collection's
