@@ -111,12 +111,10 @@ const DefaultVectorWeight = 0.3
 
 // Fusion tunes a hybrid query. The zero value is weighted fusion with the
 // vector side weighing DefaultVectorWeight, over DefaultFusionDepth
-// candidates from each side. These defaults were chosen by measurement
-// with the offline embedder (hashing/v2/1024): evidence recall@10 on
-// LoCoMo conversations 0.606 weighted 0.3, 0.580 weighted 0.5, 0.575
-// reciprocal-rank 0.3, 0.530 reciprocal-rank 0.5; nDCG@10 on Cranfield
-// 0.308, 0.294, 0.304, 0.291. A stronger embedder earns a larger vector
-// weight.
+// candidates from each side. These defaults were chosen by measuring
+// retrieval quality with the offline embedder on conversations and on a
+// classic test collection (docs/performance-notes.md, "Retrieval
+// defaults"). A stronger embedder earns a larger vector weight.
 type Fusion struct {
 	// Method is FusionWeighted (the default when empty) or FusionRRF.
 	Method FusionMethod
@@ -132,10 +130,8 @@ type Fusion struct {
 
 // DefaultFusionDepth is the number of candidates each side of a hybrid
 // query retrieves unless Fusion.Depth says otherwise (at least K).
-// Measured with the offline embedder, evidence recall@10 on LoCoMo
-// (without / with score spreading) and nDCG@10 on Cranfield, by depth: 20:
-// 0.612 / 0.748, 0.308; 30: 0.612 / 0.754, 0.309; 50: 0.610 / 0.747,
-// 0.309; 100: 0.605 / 0.740, 0.308. Deeper costs more and finds no more.
+// Deeper costs more and, measured, finds no more
+// (docs/performance-notes.md, "Retrieval defaults").
 const DefaultFusionDepth = 30
 
 // Hit is one query result.

@@ -21,10 +21,10 @@
 //   - English stop words (StopWords: "the", "is", "what", ...) are dropped.
 //     BM25's inverse document frequency already makes them cheap, but not
 //     free: they lengthen short texts and match every question's "what
-//     did". Measured with BM25 (k1 1.2, b 0.75), dropping them raised
-//     evidence recall@10 on LoCoMo conversations from 0.582 to 0.628 and
-//     nDCG@10 on Cranfield from 0.294 to 0.304. The price is the usual
-//     one: a query made only of stop words ("The Who") has no terms.
+//     did"; dropping them measurably raised BM25's retrieval quality
+//     (docs/performance-notes.md, "Retrieval defaults"). The price is
+//     the usual one: a query made only of stop words ("The Who") has no
+//     terms.
 //
 // Text with no letter or digit ("?", "🙂", "") has no terms.
 package analysis
@@ -144,8 +144,9 @@ func latin(w string) bool {
 
 // stem applies the Snowball English stemmer. Stop words are stemmed like
 // any word ("was" and "is" stay themselves either way). Stemming costs
-// about 2 µs a word, so stems are cached: a fixed table of recent words,
-// lock-free, where a collision just replaces the slot.
+// most of a word's analysis (docs/performance-notes.md), so stems are
+// cached: a fixed table of recent words, lock-free, where a collision
+// just replaces the slot.
 func stem(w string) string {
 	if len(w) <= 2 {
 		return w

@@ -63,10 +63,9 @@ func hook(step int) error {
 
 // Checkpoint writes a checkpoint of the collection's index now and
 // truncates its log. Queries and writes go on while the index is compacted
-// (the index holds them off for a pass over its nodes' flags at most, half
-// a millisecond at 12,000 vectors; see index.HNSW.Compact), and both wait
-// while it is serialised to memory (10 to 15 ms for 12,000 128-d
-// vectors), not while the file is written.
+// (the index holds them off only for a pass over its nodes' flags; see
+// index.HNSW.Compact), and both wait while it is serialised to memory,
+// not while the file is written (figures in docs/performance-notes.md).
 func (c *Collection) Checkpoint(ctx context.Context) error {
 	done, err := c.enter()
 	if err != nil {
@@ -150,9 +149,8 @@ func (c *Collection) checkpoint() error {
 
 // snapshotSize estimates the size of idx's snapshot (a full layer-0 list
 // per node), so that a checkpoint allocates the buffer before it holds the
-// index: growing it during WriteTo took 134 ms of the 146 that writing a
-// snapshot of 12,000 128-d vectors did, on a loaded machine, against 12
-// ms into a buffer of the right size.
+// index: growing it during WriteTo took most of the time WriteTo held the
+// index (docs/performance-notes.md).
 func snapshotSize(idx index.Index) int {
 	n, per := idx.Len(), 4*idx.Dim()+16
 	if x, ok := idx.(index.Compacter); ok {

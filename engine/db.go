@@ -33,7 +33,8 @@ import (
 //	Collection.stripes (ascending) -> Collection.mu
 //
 // seqMark.mu, spaceGuard.mu and nameLocks.mu are leaves: nothing is
-// taken while they are held. Pebble's own locks are below all of these.
+// taken while they are held. The index's locks (see index.HNSW's lock
+// order) and Pebble's own are below all of these.
 type DB struct {
 	dir       string
 	opts      Options

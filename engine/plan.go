@@ -5,9 +5,9 @@ package engine
 // A graph search costs about the same whatever the collection's size, but
 // reaching a given recall takes a larger ef on data without structure: on
 // 20,000 random unit vectors of 384 dimensions, HNSW (M 16,
-// efConstruction 200) reached recall@10 0.27 at ef 64, 0.77 at ef 400 and
-// 0.93 at ef 800, where it took 2.1x the time of an exact scan of all
-// 20,000 (recall 1). An exact scan costs n*(d+c) for n vectors of
+// efConstruction 200) needed an ef far above the default for high recall,
+// and there took longer than an exact scan of all 20,000 (recall 1;
+// figures in docs/performance-notes.md). An exact scan costs n*(d+c) for n vectors of
 // dimension d (c: the fixed cost of a row). Below exactScanBudget a
 // collection therefore answers every query that does not ask for an ef by
 // scanning: exact, and on data like the above faster than the graph at
@@ -15,8 +15,7 @@ package engine
 // a query's Ef chooses the graph at any size, trading recall for speed.
 
 // exactScanBudget is the largest n*(d+exactRowCost) answered by an exact
-// scan: 20,000 x 384 (about 1 ms on one core of the 2-core test machine,
-// AVX2), the size measured above. A variable so that tests can exercise
+// scan: 20,000 x 384, the size measured above (docs/performance-notes.md). A variable so that tests can exercise
 // both sides of the rule with small collections.
 var exactScanBudget = 20000 * (384 + exactRowCost)
 

@@ -371,9 +371,9 @@ func (c *Collection) readMany(recs []mnemo.Record, onDisk []bool, withVectors bo
 // exactLimit is the largest number of admitted records for which the exact
 // plan is chosen in a collection of n. Scoring a records exactly costs about
 // a*e; a filtered walk must pass over n/a nodes per admitted one, so it
-// costs about w*n/a; they break even near sqrt(n*w/e). Measured on 100k x
-// 128 at ef 64 (e = 0.6 us, w = 0.1 ms) that is about sqrt(166 n): exact
-// was 65x faster at 922 admitted, the walk 6x faster at 10,000.
+// costs about w*n/a; they break even near sqrt(n*w/e). sqrt(200 n) is
+// that point with w/e as measured on 100k x 128 at ef 64, rounded up
+// (docs/performance-notes.md).
 func exactLimit(n int) int { return max(256, int(math.Sqrt(200*float64(n)))) }
 
 // search runs the index search. The caller holds c.mu.

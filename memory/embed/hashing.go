@@ -89,12 +89,9 @@ func Offline(identity string) (*Hashing, bool) {
 // from which a stored text counts as related to a query. Texts that share
 // no word and no character 3-gram have similarity 0 (or a few hundredths
 // either way, from hash collisions); sharing one word puts them well
-// above 0.05. Measured with version 2 on LoCoMo conversations (997
-// questions, "Speaker: text" turns, toolmem's default hybrid search for 10
-// hits), evidence recall@10 and the share of questions answered at all,
-// by threshold: 0: 0.740, 100%; 0.05: 0.724, 100%; 0.1: 0.698, 100%;
-// 0.2: 0.552, 99.6%; 0.3: 0.340, 88.5%. The original's 0.6, a neural
-// embedder's scale, returned nothing for 95% of the questions.
+// above 0.05. A higher threshold measurably loses answers, and a neural
+// embedder's usual 0.6 returns nothing for most questions
+// (docs/performance-notes.md, "Retrieval defaults").
 func (h *Hashing) RelatedSimilarity() float32 { return 0.05 }
 
 // Dimension returns the number of buckets.

@@ -169,9 +169,8 @@ type Options struct {
 	Mode mnemo.Mode
 	// Spread is the share of a match's score that the entries stored
 	// up to two places before and after it get, as new(float32(x)) in
-	// [0, 1]; nil means 0.5 (measured on LoCoMo conversations: evidence
-	// recall@10 0.605 without, 0.740 with, at 100 candidates a side;
-	// 0.613 and 0.754 at the default 30), 0 turns it off.
+	// [0, 1]; nil means 0.5 (chosen by measurement on conversations:
+	// docs/performance-notes.md, "Retrieval defaults"), 0 turns it off.
 	Spread *float32
 }
 

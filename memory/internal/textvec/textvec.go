@@ -202,10 +202,8 @@ const PosField = "mnemo.pos"
 
 // DefaultNeighborWeight is the share of a match's score that the memories
 // stored within DefaultNeighborWindow places of it get by default.
-// Measured on LoCoMo conversations (evidence recall@10, hybrid with the
-// offline embedder at vector weight 0.3, 100 candidates a side): 0.605
-// without; weight 0.3, 0.5, 0.7 at window 1: 0.688, 0.704, 0.710; at
-// window 2: 0.726, 0.740, 0.730.
+// Chosen by measurement on conversations (docs/performance-notes.md,
+// "Retrieval defaults").
 const (
 	DefaultNeighborWeight = 0.5
 	DefaultNeighborWindow = 2
