@@ -106,7 +106,7 @@ type CollectionConfig struct {
 	// Kind optionally names what owns the collection, such as a memory
 	// adapter ("toolmem.tools", "chat.vector"). It is persisted and
 	// compared like the rest of the config; the adapters refuse to open
-	// another kind's collection (backend.ErrCollectionKind), so two
+	// another kind's collection (ErrCollectionKind), so two
 	// memories that pick the same name cannot share one collection.
 	Kind string `json:"kind,omitempty"`
 	// Text configures the full-text index (see TextConfig). The zero value

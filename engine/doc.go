@@ -4,13 +4,20 @@
 // filters, and a fast restart. It joins the index (package index) and the
 // logical log (package wal) on top of Pebble.
 //
+// The engine speaks the data model of package mnemo (the module root):
+// its collections take mnemo.Record, mnemo.Query and mnemo.CollectionConfig
+// and return mnemo.Hit, and bad input is reported with mnemo's sentinel
+// errors, as on every backend. DB.Store returns a database as a
+// mnemo.Store, for the memory adapters and the framework integrations,
+// which then run unchanged on PostgreSQL (package postgres).
+//
 // # Using it
 //
 //	db, err := engine.Open(dir, nil)           // or &engine.Options{InMemory: true}
-//	notes, err := db.CreateCollection(ctx, "notes", engine.CollectionConfig{Dimension: 384})
-//	ids, err := notes.Upsert(ctx, engine.Record{Vector: v, Content: "...", Metadata: m})
-//	f, err := engine.ParseFilter(`{"source": "web", "year": {"$gte": 2020}}`)
-//	hits, err := notes.Query(ctx, engine.Query{Vector: q, K: 10, Filter: f})
+//	notes, err := db.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 384})
+//	ids, err := notes.Upsert(ctx, mnemo.Record{Vector: v, Content: "...", Metadata: m})
+//	f, err := mnemo.ParseFilter(`{"source": "web", "year": {"$gte": 2020}}`)
+//	hits, err := notes.Query(ctx, mnemo.Query{Vector: q, K: 10, Filter: f})
 //	err = db.Close()
 //
 // A DB and its Collections are safe for concurrent use by multiple

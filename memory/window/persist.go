@@ -32,7 +32,7 @@ import (
 //
 // A session is open in one window at a time, in every process: each
 // window numbers its messages from its own counter, so two windows on one
-// session would overwrite each other's messages. NewStoredIn takes the
+// session would overwrite each other's messages. NewStored takes the
 // session's lock (mnemo.TryLock: on the embedded engine a lock in this
 // process, which is the only one that can open the database; on
 // PostgreSQL a server-side advisory lock, which every process sees) until
@@ -54,7 +54,7 @@ const RecallHeader = "Recalled from earlier in this conversation:"
 type store struct {
 	db       mnemo.Store
 	ownDB    bool
-	session  mnemo.Lock       // nil unless stored (NewStoredIn)
+	session  mnemo.Lock       // nil unless stored (NewStored)
 	messages mnemo.Collection // nil for a New window with recall only
 	rounds   *textvec.Bound   // nil without recall
 	space    *textvec.Space   // nil without recall
@@ -130,7 +130,7 @@ func OpenStored(dir, session string, budget int, opts *Options) (*Window, error)
 }
 
 // open creates or loads the session's collections, and repairs the
-// recall index. The caller is NewStoredIn.
+// recall index. The caller is NewStored.
 func (w *Window) open(ctx context.Context, name string) error {
 	var err error
 	cfg := mnemo.CollectionConfig{Dimension: 1, Metric: mnemo.L2, Index: mnemo.Flat}
@@ -345,7 +345,7 @@ func messageRecord(seq int, e entry) mnemo.Record {
 
 // load reads the recorded messages back: those a trim marker counts when
 // there is one (a SetMessages that did not finish), whose trim it then
-// finishes. The caller is NewStoredIn.
+// finishes. The caller is NewStored.
 func (w *Window) load(ctx context.Context) error {
 	limit := -1
 	marker, ok, err := w.st.messages.Get(ctx, trimID)

@@ -26,7 +26,7 @@ func Store(t testing.TB) mnemo.Store {
 }
 
 // TwoStores returns two Stores on the same data, closed when t ends: on
-// the engine two backend.Embedded of one in-memory database; under
+// the engine two Stores (db.Store()) of one in-memory database; under
 // MNEMO_MEMORY_BACKEND=postgres two Stores of one new schema.
 func TwoStores(t testing.TB) (mnemo.Store, mnemo.Store) {
 	t.Helper()

@@ -1,9 +1,11 @@
-// Package backendtest is the conformance suite of mnemo.Store: every
-// implementation runs it (the embedded engine in package backend's tests,
+// Package mnemotest is the conformance suite of mnemo.Store: every
+// implementation runs it (the embedded engine in package engine's tests,
 // PostgreSQL in package postgres's), and every behaviour the memory
 // adapters rely on is checked here against the engine as the reference:
 // the same records and queries go to an in-memory engine database, and
-// the implementation must answer alike.
+// the implementation must answer alike. It is the one package besides the
+// adapters' Open forms that links both the data model and the engine, and
+// only tests import it.
 package mnemotest
 
 import (
