@@ -8,12 +8,13 @@ import (
 	"github.com/pgvector/pgvector-go"
 )
 
-// spread applies q.Spread to scored hits as the engine does: a
-// candidate at integer position p of group g adds Weight times its score
-// to the records of group g at positions p-Window..p+Window (other than
-// p) that the filter admits, which join the hits when they were not among
-// them. The neighbours are read in one query (positions and group texts
-// narrow it; the exact group comparison is made here).
+// spread applies q.Spread to scored hits as every backend does: a
+// candidate at integer position p of group g (mnemo.Spread.Place) adds
+// Weight times its score to the records of group g at positions
+// p-Window..p+Window (other than p) that the filter admits, which join
+// the hits when they were not among them. The adjacent records are read
+// in one query (positions and group texts narrow it; the exact group
+// comparison is made here).
 func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit) ([]mnemo.Hit, error) {
 	nb := q.Spread
 	w := max(nb.Window, 1)
@@ -27,16 +28,11 @@ func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit
 	groupSet := map[string]bool{}
 	textGroups := true // every group a string or boolean: ->> narrows by them
 	for _, h := range hits {
-		p, ok := h.Record.Metadata[nb.Position].(float64)
-		if !ok || p != math.Trunc(p) {
+		g, p, ok := nb.Place(h.Record.Metadata)
+		if !ok {
 			continue
 		}
-		var g any
 		if nb.Group != "" {
-			var ok bool
-			if g, ok = scalar(h.Record.Metadata[nb.Group]); !ok || g == nil {
-				continue
-			}
 			if t, ok := textOf(g); ok {
 				groupSet[t] = true
 			} else {
@@ -96,16 +92,12 @@ func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit
 		at[h.Record.ID] = i
 	}
 	for _, r := range rows {
-		p := r.Record.Metadata[nb.Position].(float64) // the query admits numbers only
-		var g any
-		if nb.Group != "" {
-			var ok bool
-			if g, ok = scalar(r.Record.Metadata[nb.Group]); !ok {
-				continue
-			}
+		g, p, ok := nb.Place(r.Record.Metadata)
+		if !ok {
+			continue
 		}
 		for _, s := range sources {
-			if d := math.Abs(p - s.pos); d == 0 || d > float64(w) || nb.Group != "" && g != s.group {
+			if d := math.Abs(p - s.pos); d == 0 || d > float64(w) || g != s.group {
 				continue
 			}
 			j, seen := at[r.Record.ID]
@@ -118,16 +110,6 @@ func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit
 		}
 	}
 	return hits, nil
-}
-
-// scalar returns a decoded metadata value as filters compare it, and
-// false for a list or an object.
-func scalar(v any) (any, bool) {
-	switch v.(type) {
-	case nil, bool, string, float64:
-		return v, true
-	}
-	return nil, false
 }
 
 // textOf is what ->> gives for a string or boolean jsonb value; false
