@@ -2,6 +2,7 @@ package mnemo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mnemodb/mnemo"
@@ -71,4 +72,55 @@ func ExampleCollection() {
 	}
 	// Output:
 	// a "Paul works at Google" vector rank 1, text rank 1
+}
+
+// A filter is parsed once and matched against any record's metadata; a
+// backend on a server translates its tree instead.
+func ExampleParseFilter() {
+	f, err := mnemo.ParseFilter(`{"source": "chat", "year": {"$gte": 2020}}`)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(f.Match(map[string]any{"source": "chat", "year": 2026}))
+	fmt.Println(f.Match(map[string]any{"source": "chat", "year": 2019}))
+	tree, _ := f.Tree()
+	for _, n := range tree.Children {
+		fmt.Println(n.Field, n.Op, n.Value)
+	}
+	_, err = mnemo.ParseFilter(`{"year": {"$near": 2020}}`)
+	fmt.Println(errors.Is(err, mnemo.ErrBadFilter))
+	// Output:
+	// true
+	// false
+	// source $eq chat
+	// year $gte 2020
+	// true
+}
+
+// Every backend refuses the same records with the same sentinel errors.
+func ExampleCheckRecord() {
+	cfg := mnemo.CollectionConfig{Dimension: 3}
+	for _, r := range []mnemo.Record{
+		{ID: "a", Vector: []float32{1, 0, 0}},
+		{ID: "b", Vector: []float32{1, 0}},
+		{ID: "c", Vector: []float32{0, 0, 0}},
+		{ID: "d", Vector: []float32{1, 0, 0}, Metadata: map[string]any{"bad": "\xff"}},
+	} {
+		_, err := mnemo.CheckRecord(cfg, 0, r)
+		switch {
+		case err == nil:
+			fmt.Println(r.ID, "ok")
+		case errors.Is(err, mnemo.ErrDimension):
+			fmt.Println(r.ID, "wrong dimension")
+		case errors.Is(err, mnemo.ErrZeroVector):
+			fmt.Println(r.ID, "zero vector under cosine")
+		case errors.Is(err, mnemo.ErrInvalidRecord):
+			fmt.Println(r.ID, "invalid record")
+		}
+	}
+	// Output:
+	// a ok
+	// b wrong dimension
+	// c zero vector under cosine
+	// d invalid record
 }

@@ -12,23 +12,13 @@ func FusionDepth(f Fusion, k int) int {
 	return max(k, DefaultFusionDepth)
 }
 
-// Fuse scores the candidates of a hybrid query with FuseScores, orders
-// them with SortHits and returns the best k, reusing hits' storage: the
-// engine's fusion of a query without neighbour spreading (a query with
-// Query.Spread spreads the fused scores before it sorts).
-func Fuse(hits []Hit, f Fusion, k int) []Hit {
-	FuseScores(hits, f)
-	SortHits(hits)
-	return hits[:min(len(hits), k)]
-}
-
 // FuseScores sets the Score of each candidate of a hybrid query as the
 // engine does, by f's method (see FusionWeighted and FusionRRF, with their
 // defaults for zero fields). Each candidate must carry its VectorRank and
 // Similarity when the vector side found it, and its TextRank and
 // TextScore when the text side did (ranks from 1). Order the hits with
-// SortHits afterwards. It is what another backend calls to fuse exactly
-// as the engine does; f must be valid (as Query checks it).
+// SortHits afterwards. Every backend fuses with it, so that hybrid scores
+// agree; f must be valid (as CheckQuery checks it).
 func FuseScores(hits []Hit, f Fusion) {
 	w := f.VectorWeight
 	if w == 0 {
