@@ -178,7 +178,7 @@ func (s *Spread) Place(meta map[string]any) (group any, pos float64, ok bool) {
 
 // SortHits orders hits as every backend ranks them: by Score, best first;
 // equal scores keep their order (build the candidates vector side first,
-// each side in its own rank order, as the engine does). O(n log n).
+// each side in its own rank order). O(n log n).
 func SortHits(hits []Hit) {
 	slices.SortStableFunc(hits, func(a, b Hit) int {
 		switch {

@@ -67,7 +67,7 @@ func validateRecord(r *Record, name string) ([]byte, error) {
 }
 
 // recordName names record i of a batch in errors: by the ID the caller
-// gave, or by its position when the engine assigns the ID (the caller has
+// gave, or by its position when the backend assigns the ID (the caller has
 // not seen it yet).
 func recordName(i int, id string) string {
 	if id == "" {

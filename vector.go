@@ -46,7 +46,7 @@ func CheckVector(cfg CollectionConfig, v []float32) error {
 	return nil
 }
 
-// Similarity converts a raw distance of metric into the engine's one
+// Similarity converts a raw distance of metric into mnemo's one
 // similarity: for Cosine 1 - d (in [-1, 1]), for Dot the inner product -d,
 // for L2 1 / (1 + d) (in (0, 1]). Larger is more similar for all three.
 func Similarity(metric Metric, d float32) float32 {
