@@ -17,6 +17,7 @@ import (
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/memory/embed"
 )
 
 // importCmd reads JSONL records and commits them in batches with fsync,
@@ -41,6 +42,9 @@ import (
 // valid UTF-8; blank lines are skipped. Import never stores a record
 // altered by decoding: a line with invalid UTF-8 or a lone UTF-16
 // surrogate escape, which encoding/json would turn into U+FFFD, is bad.
+//
+// importCmd parses and checks the flags and opens the input and the
+// collection; an importer does the rest.
 func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error) {
 	fs := newFlags("import", out, stderr)
 	dir := dbFlag(fs)
@@ -60,20 +64,9 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 	if *batch <= 0 {
 		return fs.fail("--batch %d, want > 0", *batch)
 	}
-	metric, err := parseMetric(*metricName)
+	newCfg, err := importConfig(fs, *dim, *metricName, *embedderName)
 	if err != nil {
-		return fs.fail("%v", err)
-	}
-	newCfg := mnemo.CollectionConfig{Dimension: *dim, Metric: metric}
-	if *embedderName != "" {
-		e, err := newEmbedder(*embedderName)
-		if err != nil {
-			return fs.fail("--embedder: %v", err)
-		}
-		if *dim != 0 && *dim != e.Dimension() {
-			return fs.fail("--dim %d disagrees with --embedder %s, whose dimension is %d", *dim, *embedderName, e.Dimension())
-		}
-		newCfg.Dimension, newCfg.Embedder = e.Dimension(), e.Identity()
+		return err
 	}
 	in, size := stdin, int64(0)
 	if *file != "" {
@@ -82,184 +75,327 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 			return err
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			size = fi.Size()
-		}
-		in = f
+		in, size = f, regularSize(f)
 	}
-	create := newCfg.Dimension > 0
-	db, err := openStore(*dir, true, create)
-	if errors.Is(err, engine.ErrNoDatabase) {
-		return fmt.Errorf("no database in %s; pass --dim or --embedder to create it", *dir)
-	}
+	db, c, err := openImport(*dir, *name, newCfg, *embedderName)
 	if err != nil {
 		return err
 	}
 	defer closeDB(db, &err)
-	c, err := db.Collection(context.Background(), *name)
-	if errors.Is(err, mnemo.ErrCollectionNotFound) {
-		if !create {
-			return fmt.Errorf("collection %q does not exist in %s; pass --dim or --embedder to create it", *name, *dir)
-		}
-		c, err = db.CreateCollection(context.Background(), *name, newCfg)
+	emb, embErr := collectionEmbedder(c.Config())
+	im := &importer{c: c, name: *name, emb: emb, embErr: embErr, lines: newLineReader(in, maxLine), out: out, stderr: stderr,
+		batch: *batch, skipBad: *skipBad, contentIDs: *contentIDs, seen: map[string]bool{}}
+	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
+		im.prog = newProgress(stderr, "importing", "records", size)
+	}
+	defer im.prog.clear() // before the caller reports an error
+	im.sharedTerminal = isTerminal(out) && im.prog != nil
+	return im.run()
+}
+
+// importConfig returns the config of the collection import creates if it
+// does not exist, from --dim, --metric and --embedder: its Dimension is
+// the embedder's, or else --dim (0 when not given: create nothing). A bad
+// metric or embedder, or a --dim the embedder disagrees with, is a usage
+// error of fs.
+func importConfig(fs *flagSet, dim int, metricName, embedderName string) (mnemo.CollectionConfig, error) {
+	metric, err := parseMetric(metricName)
+	if err != nil {
+		return mnemo.CollectionConfig{}, fs.fail("%v", err)
+	}
+	cfg := mnemo.CollectionConfig{Dimension: dim, Metric: metric}
+	if embedderName == "" {
+		return cfg, nil
+	}
+	e, err := newEmbedder(embedderName)
+	if err != nil {
+		return cfg, fs.fail("--embedder: %v", err)
+	}
+	if dim != 0 && dim != e.Dimension() {
+		return cfg, fs.fail("--dim %d disagrees with --embedder %s, whose dimension is %d", dim, embedderName, e.Dimension())
+	}
+	cfg.Dimension, cfg.Embedder = e.Dimension(), e.Identity()
+	return cfg, nil
+}
+
+// regularSize returns the size of f if it is a regular file, else 0
+// (unknown).
+func regularSize(f *os.File) int64 {
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		return fi.Size()
+	}
+	return 0
+}
+
+// openImport opens --db dir for writing, creating a database there if
+// newCfg has a positive dimension, and its collection name (see
+// importCollection). The caller closes the store.
+func openImport(dir, name string, newCfg mnemo.CollectionConfig, embedderName string) (mnemo.Store, mnemo.Collection, error) {
+	db, err := openStore(dir, true, newCfg.Dimension > 0)
+	if errors.Is(err, engine.ErrNoDatabase) {
+		return nil, nil, fmt.Errorf("no database in %s; pass --dim or --embedder to create it", dir)
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
+	}
+	c, err := importCollection(db, dir, name, newCfg, embedderName)
+	if err != nil {
+		db.Close() // the error that matters is err
+		return nil, nil, err
+	}
+	return db, c, nil
+}
+
+// importCollection returns the collection name of db, the store --db dir
+// names, creating it with newCfg if it does not exist and newCfg has a
+// positive dimension. When --embedder embedderName gave newCfg an
+// embedder, a collection that exists must have been made with it.
+func importCollection(db mnemo.Store, dir, name string, newCfg mnemo.CollectionConfig, embedderName string) (mnemo.Collection, error) {
+	c, err := db.Collection(context.Background(), name)
+	if errors.Is(err, mnemo.ErrCollectionNotFound) {
+		if newCfg.Dimension <= 0 {
+			return nil, fmt.Errorf("collection %q does not exist in %s; pass --dim or --embedder to create it", name, dir)
+		}
+		c, err = db.CreateCollection(context.Background(), name, newCfg)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if newCfg.Embedder != "" && c.Config().Embedder != newCfg.Embedder {
-		return fmt.Errorf("collection %q exists with %s, not --embedder %s (%s)", *name, describeEmbedder(c.Config().Embedder), *embedderName, newCfg.Embedder)
+		return nil, fmt.Errorf("collection %q exists with %s, not --embedder %s (%s)", name, describeEmbedder(c.Config().Embedder), embedderName, newCfg.Embedder)
 	}
-	emb, embErr := collectionEmbedder(c.Config())
-	var prog *progress
-	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
-		prog = newProgress(stderr, "importing", "records", size)
-	}
-	defer prog.clear() // before the caller reports an error
-	sharedTerminal := isTerminal(out) && prog != nil
-	lines := newLineReader(in, maxLine)
-	var (
-		pending []mnemo.Record // the batch, in line order
-		lineOf  []int          // the line of each pending record
-		toEmbed []int          // pending records without a vector yet
-	)
-	committed, bad := 0, 0
-	seen := map[string]bool{}
-	// reject reports a bad line: an error that stops the import, or with
-	// --skip-bad nil after reporting it.
-	reject := func(line int, err error) error {
-		if !*skipBad {
-			return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", line, err, committed)
-		}
-		bad++
-		prog.clear()
-		fmt.Fprintf(stderr, "line %d: skipped: %v\n", line, err)
-		return nil
-	}
-	// embedPending embeds the pending records that lack a vector and
-	// validates them, dropping (or stopping at) the bad ones.
-	embedPending := func() error {
-		if len(toEmbed) == 0 {
-			return nil
-		}
-		texts := make([]string, len(toEmbed))
-		for i, j := range toEmbed {
-			texts[i] = pending[j].Content
-		}
-		vecs, errs := embedTexts(context.Background(), emb, texts)
-		drop := map[int]bool{}
-		for i, j := range toEmbed {
-			err := errs[i]
-			if err == nil {
-				pending[j].Vector = vecs[i]
-				err = validate(c, pending[j])
-			}
-			if err != nil {
-				if err := reject(lineOf[j], err); err != nil {
-					return err
-				}
-				drop[j] = true
-				delete(seen, pending[j].ID)
-			}
-		}
-		toEmbed = toEmbed[:0]
-		if len(drop) > 0 {
-			n := 0
-			for j := range pending {
-				if !drop[j] {
-					pending[n], lineOf[n] = pending[j], lineOf[j]
-					n++
-				}
-			}
-			clear(pending[n:])
-			pending, lineOf = pending[:n], lineOf[:n]
-		}
-		return nil
-	}
-	commit := func() error {
-		if err := embedPending(); err != nil {
-			return err
-		}
-		if len(pending) == 0 {
-			return nil
-		}
-		if _, err := c.Upsert(context.Background(), pending...); err != nil {
-			return fmt.Errorf("commit of the records up to line %d: %w (%d records committed before them)", lines.n, err, committed)
-		}
-		committed += len(pending)
-		clear(pending)
-		pending, lineOf = pending[:0], lineOf[:0]
-		clear(seen)
-		if sharedTerminal {
-			prog.clear()
-		}
-		fmt.Fprintf(out, "committed %d\n", committed)
-		prog.update(int64(committed), lines.read)
-		return nil
-	}
+	return c, nil
+}
+
+// An importer commits the records of one JSONL input to a collection, in
+// batches, as importCmd describes. The batch waiting to be committed is
+// pending; its records without a vector are embedded embedBatch at a
+// time, and before a bad line is reported, so that bad lines are
+// reported in line order. An importer does not own the collection or the
+// input. It is not safe for concurrent use.
+type importer struct {
+	c      mnemo.Collection
+	name   string         // of c, for messages
+	emb    embed.Embedder // c's embedder; nil when embErr says why not
+	embErr error          // from collectionEmbedder
+	lines  *lineReader    // the input
+	out    io.Writer      // "committed N" lines
+	stderr io.Writer      // skipped lines and the summary
+
+	batch          int       // --batch: records per commit
+	skipBad        bool      // --skip-bad
+	contentIDs     bool      // --content-ids
+	prog           *progress // nil for no progress
+	sharedTerminal bool      // out is a terminal too: clear prog's line before writing
+
+	pending   []mnemo.Record  // the batch, in line order
+	lineOf    []int           // the line of each pending record
+	toEmbed   []int           // indexes in pending of records without a vector yet
+	seen      map[string]bool // the ids in pending
+	committed int             // records committed so far
+	bad       int             // bad lines skipped so far
+}
+
+// run imports every line of the input, then finishes. Its error stops
+// the import; the records of the commits reported before it are durable.
+func (im *importer) run() error {
 	for {
-		raw, err := lines.next()
+		raw, err := im.lines.next()
 		if err == io.EOF {
 			break
 		}
-		if err != nil && !errors.Is(err, errLongLine) {
-			return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", lines.n, err, committed)
-		}
-		var rec mnemo.Record
-		if err == nil {
-			if len(bytes.TrimSpace(raw)) == 0 {
-				continue
-			}
-			rec, err = parseLine(raw)
-			if err == nil && rec.ID == "" && *contentIDs {
-				rec.ID = contentID(rec.Content)
-			}
-		}
-		embedIt := err == nil && rec.Vector == nil
 		switch {
+		case errors.Is(err, errLongLine):
+			err = im.refuse(err)
 		case err != nil:
-		case embedIt:
-			err = canEmbed(rec, *name, c.Config().Embedder, embErr)
+			return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", im.lines.n, err, im.committed)
 		default:
-			err = validate(c, rec)
-		}
-		if err == nil && rec.ID != "" && seen[rec.ID] {
-			err = fmt.Errorf("id %q appears twice in one batch", rec.ID)
+			err = im.line(raw)
 		}
 		if err != nil {
-			// Report the lines before this one first.
-			if err := embedPending(); err != nil {
-				return err
-			}
-			if err := reject(lines.n, err); err != nil {
-				return err
-			}
-			continue
-		}
-		if rec.ID != "" {
-			seen[rec.ID] = true
-		}
-		if embedIt {
-			toEmbed = append(toEmbed, len(pending))
-		}
-		pending = append(pending, rec)
-		lineOf = append(lineOf, lines.n)
-		if len(toEmbed) == embedBatch {
-			if err := embedPending(); err != nil {
-				return err
-			}
-		}
-		if len(pending) == *batch {
-			if err := commit(); err != nil {
-				return err
-			}
+			return err
 		}
 	}
-	if err := commit(); err != nil {
+	return im.finish()
+}
+
+// finish commits the last batch and prints the summary on stderr.
+func (im *importer) finish() error {
+	if err := im.commit(); err != nil {
 		return err
 	}
-	prog.clear()
-	fmt.Fprintf(stderr, "imported %d records, skipped %d bad lines%s\n", committed, bad, prog.summary(int64(committed)))
+	im.prog.clear()
+	fmt.Fprintf(im.stderr, "imported %d records, skipped %d bad lines%s\n", im.committed, im.bad, im.prog.summary(int64(im.committed)))
 	return nil
+}
+
+// line takes raw, the line just read: it skips a blank line, adds a good
+// one's record to the batch and refuses a bad one.
+func (im *importer) line(raw []byte) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	rec, embedIt, err := im.record(raw)
+	if err != nil {
+		return im.refuse(err)
+	}
+	return im.add(rec, embedIt)
+}
+
+// record decodes raw, a non-blank line, into its record and checks it:
+// whether the collection takes it (or, for a record without a vector,
+// can embed its content, reported by embedIt) and that its id is new to
+// the batch. With --content-ids a record without an id is given one.
+func (im *importer) record(raw []byte) (rec mnemo.Record, embedIt bool, err error) {
+	rec, err = parseLine(raw)
+	if err != nil {
+		return rec, false, err
+	}
+	if rec.ID == "" && im.contentIDs {
+		rec.ID = contentID(rec.Content)
+	}
+	embedIt = rec.Vector == nil
+	if embedIt {
+		err = canEmbed(rec, im.name, im.c.Config().Embedder, im.embErr)
+	} else {
+		err = validate(im.c, rec)
+	}
+	if err == nil && rec.ID != "" && im.seen[rec.ID] {
+		err = fmt.Errorf("id %q appears twice in one batch", rec.ID)
+	}
+	return rec, embedIt, err
+}
+
+// add appends rec, the record of the line just read, to the batch, to be
+// embedded if embedIt. It embeds the records waiting for a vector when
+// there are embedBatch of them, and commits the batch when it is full.
+func (im *importer) add(rec mnemo.Record, embedIt bool) error {
+	if rec.ID != "" {
+		im.seen[rec.ID] = true
+	}
+	if embedIt {
+		im.toEmbed = append(im.toEmbed, len(im.pending))
+	}
+	im.pending = append(im.pending, rec)
+	im.lineOf = append(im.lineOf, im.lines.n)
+	if len(im.toEmbed) == embedBatch {
+		if err := im.embedPending(); err != nil {
+			return err
+		}
+	}
+	if len(im.pending) == im.batch {
+		return im.commit()
+	}
+	return nil
+}
+
+// refuse rejects the line just read for err, after embedding the pending
+// records, so that the bad lines among them are reported first.
+func (im *importer) refuse(err error) error {
+	if err := im.embedPending(); err != nil {
+		return err
+	}
+	return im.reject(im.lines.n, err)
+}
+
+// reject reports line as bad for err: an error that stops the import, or
+// with --skip-bad nil after counting the line and reporting it on stderr.
+func (im *importer) reject(line int, err error) error {
+	if !im.skipBad {
+		return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", line, err, im.committed)
+	}
+	im.bad++
+	im.prog.clear()
+	fmt.Fprintf(im.stderr, "line %d: skipped: %v\n", line, err)
+	return nil
+}
+
+// embedPending embeds the pending records that lack a vector, in one call
+// (see embedTexts), and checks them against the collection. It rejects
+// the ones that fail, in line order, and drops them from the batch.
+func (im *importer) embedPending() error {
+	if len(im.toEmbed) == 0 {
+		return nil
+	}
+	vecs, errs := embedTexts(context.Background(), im.emb, im.textsToEmbed())
+	drop := map[int]bool{}
+	for i, j := range im.toEmbed {
+		err := errs[i]
+		if err == nil {
+			im.pending[j].Vector = vecs[i]
+			err = validate(im.c, im.pending[j])
+		}
+		if err == nil {
+			continue
+		}
+		if err := im.reject(im.lineOf[j], err); err != nil {
+			return err
+		}
+		drop[j] = true
+	}
+	im.toEmbed = im.toEmbed[:0]
+	im.drop(drop)
+	return nil
+}
+
+// textsToEmbed returns the contents of the pending records that lack a
+// vector, in line order, in a new slice.
+func (im *importer) textsToEmbed() []string {
+	texts := make([]string, len(im.toEmbed))
+	for i, j := range im.toEmbed {
+		texts[i] = im.pending[j].Content
+	}
+	return texts
+}
+
+// drop removes the pending records whose indexes it holds, and their ids
+// from seen, keeping the others in line order. O(len(pending)) when drop
+// is not empty.
+func (im *importer) drop(drop map[int]bool) {
+	if len(drop) == 0 {
+		return
+	}
+	n := 0
+	for j := range im.pending {
+		if drop[j] {
+			delete(im.seen, im.pending[j].ID)
+			continue
+		}
+		im.pending[n], im.lineOf[n] = im.pending[j], im.lineOf[j]
+		n++
+	}
+	clear(im.pending[n:])
+	im.pending, im.lineOf = im.pending[:n], im.lineOf[:n]
+}
+
+// commit embeds what is pending, upserts the batch, if any is left, in
+// one durable write, acknowledges it and starts the next batch.
+func (im *importer) commit() error {
+	if err := im.embedPending(); err != nil {
+		return err
+	}
+	if len(im.pending) == 0 {
+		return nil
+	}
+	if _, err := im.c.Upsert(context.Background(), im.pending...); err != nil {
+		return fmt.Errorf("commit of the records up to line %d: %w (%d records committed before them)", im.lines.n, err, im.committed)
+	}
+	im.committed += len(im.pending)
+	clear(im.pending)
+	im.pending, im.lineOf = im.pending[:0], im.lineOf[:0]
+	clear(im.seen)
+	im.acknowledge()
+	return nil
+}
+
+// acknowledge prints "committed N" on out, N the records committed so
+// far, and reports the progress.
+func (im *importer) acknowledge() {
+	if im.sharedTerminal {
+		im.prog.clear()
+	}
+	fmt.Fprintf(im.out, "committed %d\n", im.committed)
+	im.prog.update(int64(im.committed), im.lines.read)
 }
 
 // contentID is the id --content-ids gives a line without one: the first
