@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -19,18 +18,15 @@ import (
 	"github.com/mnemodb/mnemo/engine"
 )
 
-// TestEndToEnd builds the binary and drives it: an import killed with
-// SIGKILL part way, verify, the import finished, export, re-import into a
-// second database, export again, and a record-by-record comparison.
+// TestEndToEnd drives mnemo in processes of its own (see mnemoCommand):
+// an import killed with SIGKILL part way, verify, the import finished,
+// export, re-import into a second database, export again, and a
+// record-by-record comparison.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("runs mnemo in processes")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "mnemo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	const n = 3000
 	data := filepath.Join(tmp, "in.jsonl")
 	var buf bytes.Buffer
@@ -48,7 +44,7 @@ func TestEndToEnd(t *testing.T) {
 	dbDir := filepath.Join(tmp, "db")
 
 	// Import with fsync'd batches of 50 and kill it after some commits.
-	cmd := exec.Command(bin, "import", "--db", dbDir, "--collection", "c", "--dim", "8", "--metric", "l2", "--file", data, "--batch", "50")
+	cmd := mnemoCommand(t, "import", "--db", dbDir, "--collection", "c", "--dim", "8", "--metric", "l2", "--file", data, "--batch", "50")
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -73,7 +69,7 @@ func TestEndToEnd(t *testing.T) {
 	if committed < 500 {
 		t.Fatalf("only %d committed before the kill", committed)
 	}
-	if out, err := exec.Command(bin, "verify", "--db", dbDir).CombinedOutput(); err != nil {
+	if out, err := mnemoCommand(t, "verify", "--db", dbDir).CombinedOutput(); err != nil {
 		t.Fatalf("verify after the kill: %v\n%s", err, out)
 	}
 	// Every acknowledged record is there, exactly.
@@ -98,7 +94,7 @@ func TestEndToEnd(t *testing.T) {
 
 	run := func(args ...string) []byte {
 		t.Helper()
-		out, err := exec.Command(bin, args...).Output()
+		out, err := mnemoCommand(t, args...).Output()
 		if err != nil {
 			t.Fatalf("mnemo %v: %v", args, err)
 		}
@@ -154,25 +150,21 @@ func writeTemp(t *testing.T, s string) string {
 	return p
 }
 
-// TestEndToEndText drives the binary through the text path with standard
-// input for both files: content-only lines imported with --embedder
-// hashing (and --progress into a pipe), then a file of queries answered
-// from "--queries -".
+// TestEndToEndText drives mnemo, in processes of its own, through the
+// text path with standard input for both files: content-only lines
+// imported with --embedder hashing (and --progress into a pipe), then a
+// file of queries answered from "--queries -".
 func TestEndToEndText(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds and runs the binary")
+		t.Skip("runs mnemo in processes")
 	}
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "mnemo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	var in strings.Builder
 	for i := range 1000 {
 		fmt.Fprintf(&in, `{"id":"d%04d","content":"document %d on subject %d","metadata":{"subject":%d}}`+"\n", i, i, i%10, i%10)
 	}
 	dbDir := filepath.Join(tmp, "db")
-	cmd := exec.Command(bin, "import", "--db", dbDir, "--collection", "docs", "--embedder", "hashing", "--batch", "300", "--progress")
+	cmd := mnemoCommand(t, "import", "--db", dbDir, "--collection", "docs", "--embedder", "hashing", "--batch", "300", "--progress")
 	cmd.Stdin = strings.NewReader(in.String())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -185,7 +177,7 @@ func TestEndToEndText(t *testing.T) {
 	if !strings.Contains(stderr.String(), "importing: ") || !strings.Contains(stderr.String(), "imported 1000 records, skipped 0 bad lines in ") {
 		t.Errorf("import progress and summary: %q", stderr.String())
 	}
-	cmd = exec.Command(bin, "query", "--db", dbDir, "--collection", "docs", "--queries", "-", "--k", "3")
+	cmd = mnemoCommand(t, "query", "--db", dbDir, "--collection", "docs", "--queries", "-", "--k", "3")
 	cmd.Stdin = strings.NewReader(`{"id":"a","text":"document 17"}` + "\n" + `{"id":"b","text":"subject","filter":{"subject":4},"k":5}` + "\n")
 	out, err := cmd.Output()
 	if err != nil {

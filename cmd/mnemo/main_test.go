@@ -2,12 +2,121 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
+
+// commandEnv, set to 1 in the environment of a process started from the
+// test binary, has TestMain run the mnemo command instead of the tests.
+const commandEnv = "MNEMO_TEST_COMMAND"
+
+// TestMain runs the tests or, in a process mnemoCommand starts, the mnemo
+// command: main, with the process's arguments, standard streams and exit
+// status, before the testing package has parsed a flag or installed
+// anything, so the process behaves as a built binary does (mnemo handles
+// no signal; SIGKILL kills it). The tests that drive mnemo as a process
+// thus build nothing. The one binary go build makes, for
+// TestVersionOfBuiltBinary, is removed after the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv(commandEnv) == "1" {
+		main() // exits
+	}
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// mnemoCommand returns a command that runs mnemo with args in a process
+// of its own: the test binary, which TestMain turns into mnemo.
+func mnemoCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), commandEnv+"=1")
+	return cmd
+}
+
+// built is the binary builtBinary makes, once per run of the tests, in a
+// directory TestMain removes.
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// builtBinary returns the path of mnemo as go build -buildvcs=true makes
+// it, building it on the first call. Only a binary go build made can
+// carry the VCS stamp: go test never stamps the test binary.
+func builtBinary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "mnemo-test-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "mnemo")
+		if out, err := exec.Command("go", "build", "-buildvcs=true", "-o", built.path, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build -buildvcs=true: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+// TestCommandProcess runs mnemo as the end-to-end tests do, in a process
+// of the test binary, and checks that it behaves as the built binary: the
+// exit status of each kind of outcome, and each standard stream holding
+// only its own output (no word from the testing package).
+func TestCommandProcess(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // prefix of standard output, "" for none
+		stderr string // all of standard error
+	}{
+		{"success", []string{"help"}, 0, "mnemo: an embedded vector database", ""},
+		{"failure", []string{"stats", "--db", missing}, 1, "", "mnemo stats: engine: no database: " + missing + "\n"},
+		{"usage error", []string{"stats"}, 2, "", "mnemo stats: --db is required\nUsage: mnemo stats --db DIR\nRun \"mnemo help stats\" for its flags.\n"},
+		{"a test flag is an argument", []string{"-test.run=^$"}, 2, "", "mnemo: unknown command \"-test.run=^$\"\n\n" + generalUsage()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := mnemoCommand(t, tt.args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatal(err)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != tt.code {
+				t.Errorf("exit %d, want %d", code, tt.code)
+			}
+			if !strings.HasPrefix(stdout.String(), tt.stdout) || tt.stdout == "" && stdout.Len() > 0 {
+				t.Errorf("stdout %q, want %q", stdout.String(), tt.stdout)
+			}
+			if stderr.String() != tt.stderr {
+				t.Errorf("stderr %q\nwant %q", stderr.String(), tt.stderr)
+			}
+		})
+	}
+}
 
 func TestUsage(t *testing.T) {
 	tests := []struct {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os/exec"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -64,37 +63,39 @@ func TestVersionText(t *testing.T) {
 	}
 }
 
-// TestVersionOfBuiltBinary builds the binary with and without VCS
-// stamping and checks that "mnemo version" reports the revision that
-// "go version -m" finds in it, or none. (Whether -buildvcs=true stamps
-// one depends on the checkout: the go command stamps a revision only when
-// it finds the repository.)
+// TestVersionOfBuiltBinary checks that "mnemo version" reports the
+// revision that "go version -m" finds in the binary, or none: in mnemo as
+// go build -buildvcs=true makes it (the package's one build: only go
+// build stamps a revision, and only when it finds the repository, which
+// depends on the checkout) and in the test binary run as mnemo, which go
+// test never stamps, as go build -buildvcs=false would not.
 func TestVersionOfBuiltBinary(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary twice")
+		t.Skip("builds the binary")
 	}
-	tmp := t.TempDir()
-	for _, buildvcs := range []string{"true", "false"} {
-		bin := filepath.Join(tmp, "mnemo-vcs-"+buildvcs)
-		if out, err := exec.Command("go", "build", "-buildvcs="+buildvcs, "-o", bin, ".").CombinedOutput(); err != nil {
-			t.Fatalf("go build -buildvcs=%s: %v\n%s", buildvcs, err, out)
-		}
-		meta, err := exec.Command("go", "version", "-m", bin).Output()
-		if err != nil {
-			t.Fatalf("go version -m: %v", err)
-		}
-		want := "no VCS information"
-		for _, line := range strings.Split(string(meta), "\n") {
-			if rev, ok := strings.CutPrefix(strings.TrimSpace(line), "build\tvcs.revision="); ok {
-				want = "revision " + rev
+	tests := []struct {
+		name string
+		cmd  *exec.Cmd // mnemo version
+	}{
+		{"go build -buildvcs=true", exec.Command(builtBinary(t), "version")},
+		{"test binary", mnemoCommand(t, "version")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			meta, err := exec.Command("go", "version", "-m", tt.cmd.Path).Output()
+			if err != nil {
+				t.Fatalf("go version -m: %v", err)
 			}
-		}
-		if buildvcs == "false" && want != "no VCS information" {
-			t.Fatalf("-buildvcs=false stamped a revision:\n%s", meta)
-		}
-		out, err := exec.Command(bin, "version").Output()
-		if err != nil || !strings.HasPrefix(string(out), "mnemo github.com/mnemodb/mnemo ") || !strings.Contains(string(out), want) {
-			t.Errorf("-buildvcs=%s: mnemo version printed %q (%v); want %q", buildvcs, out, err, want)
-		}
+			want := "no VCS information"
+			for _, line := range strings.Split(string(meta), "\n") {
+				if rev, ok := strings.CutPrefix(strings.TrimSpace(line), "build\tvcs.revision="); ok {
+					want = "revision " + rev
+				}
+			}
+			out, err := tt.cmd.Output()
+			if err != nil || !strings.HasPrefix(string(out), "mnemo github.com/mnemodb/mnemo ") || !strings.Contains(string(out), want) {
+				t.Errorf("mnemo version printed %q (%v); want %q", out, err, want)
+			}
+		})
 	}
 }
