@@ -99,9 +99,9 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 // metric or embedder, or a --dim the embedder disagrees with, is a usage
 // error of fs.
 func importConfig(fs *flagSet, dim int, metricName, embedderName string) (mnemo.CollectionConfig, error) {
-	metric, err := parseMetric(metricName)
+	metric, err := mnemo.ParseMetric(metricName)
 	if err != nil {
-		return mnemo.CollectionConfig{}, fs.fail("%v", err)
+		return mnemo.CollectionConfig{}, fs.fail("unknown metric %q (want cosine, dot or l2)", metricName)
 	}
 	cfg := mnemo.CollectionConfig{Dimension: dim, Metric: metric}
 	if embedderName == "" {
@@ -579,16 +579,4 @@ func (lr *lineReader) next() ([]byte, error) {
 		}
 		return line, nil
 	}
-}
-
-func parseMetric(s string) (mnemo.Metric, error) {
-	switch strings.ToLower(s) {
-	case "cosine":
-		return mnemo.Cosine, nil
-	case "dot", "ip":
-		return mnemo.Dot, nil
-	case "l2", "euclidean":
-		return mnemo.L2, nil
-	}
-	return 0, fmt.Errorf("unknown metric %q (want cosine, dot or l2)", s)
 }

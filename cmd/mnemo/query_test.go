@@ -263,7 +263,7 @@ func TestQueryFile(t *testing.T) {
 		{"invalid UTF-8", "{\"text\": \"caf\xe9\"}", "invalid UTF-8 at byte 14"},
 		{"bad filter", `{"text": "a", "filter": {"x": {"$near": 1}}}`, "mnemo: bad filter"},
 		{"k zero", `{"text": "a", "k": 0}`, "k 0, want > 0"},
-		{"wrong dimension", `{"vector": [1, 0]}`, "query: index: dimension mismatch: got 2, want"},
+		{"wrong dimension", `{"vector": [1, 0]}`, "query: mnemo: dimension mismatch: got 2, want"},
 		{"not an object", `["text"]`, "json: cannot unmarshal array"},
 	}
 	for _, b := range bad {
