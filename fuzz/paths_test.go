@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemodb/mnemo/memory/store"
+	"github.com/mnemodb/mnemo/memory/docstore"
 )
 
 // FuzzDocumentPaths writes, reads and deletes a document at an arbitrary
@@ -23,7 +23,7 @@ func FuzzDocumentPaths(f *testing.F) {
 		root := filepath.Join(base, "root")
 		outside := filepath.Join(base, "outside.md")
 		os.WriteFile(outside, []byte("outside"), 0o644)
-		d, err := store.OpenDocuments(root, nil)
+		d, err := docstore.Open(root, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func FuzzDocumentPaths(f *testing.F) {
 				t.Fatalf("error names a host path: %v", err)
 			}
 		}
-		if werr != nil && !errors.Is(werr, store.ErrBadPath) && !errors.Is(werr, store.ErrTooLarge) {
+		if werr != nil && !errors.Is(werr, docstore.ErrBadPath) && !errors.Is(werr, docstore.ErrTooLarge) {
 			// Some valid names still fail on this filesystem (too long a
 			// segment, say); they must not have escaped either.
 			t.Logf("write %q: %v", p, werr)

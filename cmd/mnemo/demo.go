@@ -11,6 +11,7 @@ import (
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/chat"
+	"github.com/mnemodb/mnemo/memory/docstore"
 	"github.com/mnemodb/mnemo/memory/store"
 	"github.com/mnemodb/mnemo/memory/toolmem"
 	"github.com/mnemodb/mnemo/memory/window"
@@ -100,7 +101,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	p("\nfacts (store.Semantic): Search(\"work\") in %s: %q", since(t), found)
 
 	// 3. Documents.
-	docs, err := store.OpenDocuments(filepath.Join(dir, "docs"), &store.DocumentsOptions{Semantic: true})
+	docs, err := docstore.Open(filepath.Join(dir, "docs"), &docstore.Options{Semantic: true})
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func demo(args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	p("\ndocuments (store.Documents): /preferences.md after Edit: %q; full-text \"detailed\": %d hit(s)", content, len(ft))
+	p("\ndocuments (docstore.Store): /preferences.md after Edit: %q; full-text \"detailed\": %d hit(s)", content, len(ft))
 	if len(sem) > 0 {
 		p("  semantic search \"when is the trip to Portugal booked\" in %s: %s", since(t), sem[0].Path)
 	}

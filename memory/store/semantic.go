@@ -44,6 +44,8 @@ type Semantic struct {
 	mu ctxsync.Mutex
 }
 
+var _ Store = (*Semantic)(nil)
+
 // SemanticOptions configure a Semantic store; nil means the defaults.
 type SemanticOptions struct {
 	// Collection name; default "memories".

@@ -1,4 +1,4 @@
-package store
+package docstore
 
 import (
 	"errors"
@@ -26,10 +26,10 @@ func folderErr(logical string) error {
 }
 
 // checkWritable reports whether a document may be written at the path:
-// not where a folder is, and not under a document (see Documents). In
+// not where a folder is, and not under a document (see Folders in the package doc). In
 // a directory, an empty directory at the path is removed to make room.
 // The caller holds d.mu.
-func (d *Documents) checkWritable(logical, rel string) error {
+func (d *Store) checkWritable(logical, rel string) error {
 	if d.root == nil {
 		for _, f := range folders(logical) {
 			if _, ok := d.mem[f]; ok {
@@ -47,7 +47,7 @@ func (d *Documents) checkWritable(logical, rel string) error {
 			break // nor is anything under it
 		}
 		if err != nil {
-			return fmt.Errorf("store: write %s: %v", logical, relErr(err))
+			return fmt.Errorf("docstore: write %s: %v", logical, relErr(err))
 		}
 		if !fi.IsDir() {
 			return underDocErr(logical, f)
@@ -66,7 +66,7 @@ func underDocErr(logical, doc string) error {
 }
 
 // emptyDir reports whether the directory rel holds no entries at all.
-func (d *Documents) emptyDir(rel string) bool {
+func (d *Store) emptyDir(rel string) bool {
 	f, err := d.root.Open(path.Clean(rel))
 	if err != nil {
 		return false
@@ -79,7 +79,7 @@ func (d *Documents) emptyDir(rel string) bool {
 // pruneDirs removes dir and then each parent up to the root while they
 // are empty, so that a folder goes with its last document on disk as it
 // does in memory. The caller holds d.mu.
-func (d *Documents) pruneDirs(dir string) {
+func (d *Store) pruneDirs(dir string) {
 	for dir != "." && dir != "/" && d.root.Remove(dir) == nil {
 		dir = path.Dir(dir)
 	}
@@ -87,7 +87,7 @@ func (d *Documents) pruneDirs(dir string) {
 
 // warnSkipped logs that a file listings skip is not a document, when the
 // store has a logger.
-func (d *Documents) warnSkipped(logical string, why error) {
+func (d *Store) warnSkipped(logical string, why error) {
 	if d.log == nil {
 		return
 	}
@@ -95,5 +95,5 @@ func (d *Documents) warnSkipped(logical string, why error) {
 	if why != nil {
 		reason = why.Error()
 	}
-	d.log.Warn("store: skipped a file that is not a document", "path", logical, "reason", reason)
+	d.log.Warn("docstore: skipped a file that is not a document", "path", logical, "reason", reason)
 }

@@ -1,4 +1,4 @@
-package store
+package docstore
 
 import (
 	"bytes"
@@ -19,23 +19,23 @@ import (
 // /proj and /proj/a.md could both exist in memory while the second write
 // failed in a directory with a raw "mkdirat: file exists".
 func TestPathRules(t *testing.T) {
-	write := func(p string) func(d *Documents) error {
-		return func(d *Documents) error { return d.Write(ctx, p, "text") }
+	write := func(p string) func(d *Store) error {
+		return func(d *Store) error { return d.Write(ctx, p, "text") }
 	}
-	read := func(p string) func(d *Documents) error {
-		return func(d *Documents) error { _, err := d.Read(ctx, p); return err }
+	read := func(p string) func(d *Store) error {
+		return func(d *Store) error { _, err := d.Read(ctx, p); return err }
 	}
-	edit := func(p string) func(d *Documents) error {
-		return func(d *Documents) error { return d.Edit(ctx, p, "text", "new") }
+	edit := func(p string) func(d *Store) error {
+		return func(d *Store) error { return d.Edit(ctx, p, "text", "new") }
 	}
-	del := func(p string) func(d *Documents) error {
-		return func(d *Documents) error { return d.Delete(ctx, p) }
+	del := func(p string) func(d *Store) error {
+		return func(d *Store) error { return d.Delete(ctx, p) }
 	}
 	tests := []struct {
 		name    string
 		setup   []string // documents written first
 		deleted []string // then deleted
-		op      func(d *Documents) error
+		op      func(d *Store) error
 		want    error  // nil: succeeds
 		naming  string // a path the error must name
 		after   []string
@@ -103,7 +103,7 @@ func TestSkippedFilesAreLogged(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.md"), []byte("alpha"), 0o644)
 	os.WriteFile(filepath.Join(dir, "scan.pdf"), []byte("%PDF-\xff\xfe"), 0o644)
 	var buf bytes.Buffer
-	d, err := OpenDocuments(dir, &DocumentsOptions{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
+	d, err := Open(dir, &Options{Logger: slog.New(slog.NewTextHandler(&buf, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,15 +160,15 @@ func TestPathRulesRandom(t *testing.T) {
 		mem, disk := openDocs(t, ""), openDocs(t, t.TempDir())
 		for step := range 30 {
 			p := randPath()
-			var op func(d *Documents) error
+			var op func(d *Store) error
 			var name string
 			switch r.IntN(4) {
 			case 0, 1:
-				name, op = "Write", func(d *Documents) error { return d.Write(ctx, p, "text") }
+				name, op = "Write", func(d *Store) error { return d.Write(ctx, p, "text") }
 			case 2:
-				name, op = "Delete", func(d *Documents) error { return d.Delete(ctx, p) }
+				name, op = "Delete", func(d *Store) error { return d.Delete(ctx, p) }
 			default:
-				name, op = "Edit", func(d *Documents) error { return d.Edit(ctx, p, "text", "text") }
+				name, op = "Edit", func(d *Store) error { return d.Edit(ctx, p, "text", "text") }
 			}
 			cm, cd := class(op(mem)), class(op(disk))
 			if cm != cd || strings.HasPrefix(cm, "unclassified") {

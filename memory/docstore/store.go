@@ -1,4 +1,4 @@
-package store
+package docstore
 
 import (
 	"context"
@@ -19,58 +19,30 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/store"
 )
 
-// Documents is a path-addressed store of text documents. With a directory
-// the directory is the single source of truth: every call reads it, so
-// files copied in by hand appear at once. Entries that are not documents
-// are skipped by listings and searches (UnreadablePaths lists them, and
-// DocumentsOptions.Logger, when set, warns of each) and Read reports why:
-// files that are not UTF-8 text (ErrInvalid) or larger than MaxReadSize
+// Store is a path-addressed store of text documents (see the package doc
+// for the rules on paths, folders and sizes). With a directory the
+// directory is the single source of truth: every call reads it, so files
+// copied in by hand appear at once. Entries that are not documents are
+// skipped by listings and searches (UnreadablePaths lists them, and
+// Options.Logger, when set, warns of each) and Read reports why: files
+// that are not UTF-8 text (ErrInvalid) or larger than MaxReadSize
 // (ErrTooLarge), and anything but a regular file, such as a named pipe, a
 // device or a socket (ErrNotRegular), which is never opened in a way that
-// could wait. Names starting with a dot are ignored. All file access goes
-// through an os.Root, so no path, however spelt and whatever symlinks the
-// directory holds, reaches outside it. Without a directory the documents
-// live in memory.
+// could wait. Names starting with a dot are ignored. Without a directory
+// the documents live in memory.
 //
-// Paths are logical: "foo.md" and "/foo.md" name the same document, which
-// lives at <dir>/foo.md. A path is rejected (ErrBadPath) if it is empty,
-// ends with "/" (that names a folder), has a ".." segment, a
-// percent-encoded dot, slash or backslash, a backslash, a NUL or other
-// control character, a drive letter, or a segment starting with a dot.
-// Errors name logical paths only, never host paths.
-//
-// # Folders
-//
-// A path's leading segments are its folders: "/proj/a.md" is the document
-// a.md in the folder /proj. A folder exists while a document is under it,
-// and one path cannot be both: writing "/proj" while "/proj/a.md" exists,
-// writing "/proj/a.md" while "/proj" is a document, and reading, editing
-// or deleting "/proj" while it is a folder all fail with ErrPathConflict,
-// naming the path that is in the way. The same rule holds in memory and
-// in a directory: there Delete removes the directories its last document
-// leaves empty, and an empty directory counts as absent (a document
-// written at its path replaces it).
-//
-// # Sizes
-//
-// MaxSize (100 KiB by default) limits what is written: Write refuses
-// larger content, and Edit refuses a result larger than MaxSize unless it
-// is no larger than the document was, so a larger document copied in by
-// hand can still be read and edited down. Reads are limited by
-// MaxReadSize (1 MiB by default), so a huge file costs no more than that
-// to refuse.
-//
-// Documents is safe for concurrent use by multiple goroutines. With a
+// A Store is safe for concurrent use by multiple goroutines. With a
 // directory, reads take no lock: every write is an atomic rename, so a
 // reader sees a document whole, as it was before or after, and a slow
 // read never holds up writes.
-type Documents struct {
+type Store struct {
 	root    *os.Root     // nil in memory
 	maxSize int          // the most bytes a write may leave in a document
 	readMax int          // the most bytes a read may return
-	index   *docIndex    // nil unless DocumentsOptions.Semantic
+	index   *docIndex    // nil unless Options.Semantic
 	log     *slog.Logger // nil: no warnings
 
 	// mu serialises changes: Write, Edit (a read-modify-write) and Delete
@@ -81,13 +53,17 @@ type Documents struct {
 	dirs map[string]int // in memory: folder -> documents under it
 }
 
-// DocumentsOptions configure a Documents store; nil means the defaults.
-type DocumentsOptions struct {
+// Options configure a Store; nil means the defaults, and a zero field its
+// default. Open reads opts once and keeps no reference to it, so the
+// caller may reuse it; an Options is not safe to change while another
+// goroutine passes it to Open.
+type Options struct {
 	// MaxSize is the largest document a write may leave, in bytes;
-	// default 100 KiB.
+	// default DefaultMaxSize (100 KiB).
 	MaxSize int
 	// MaxReadSize is the largest file a read accepts, in bytes; default
-	// 1 MiB, or MaxSize when that is larger. It may not be below MaxSize.
+	// DefaultMaxReadSize (1 MiB), or MaxSize when that is larger. It may
+	// not be below MaxSize.
 	MaxReadSize int
 	// Logger, when set, receives a warning for each file in the directory
 	// that listings and searches skip (see UnreadablePaths), as the
@@ -100,22 +76,26 @@ type DocumentsOptions struct {
 	Embedder embed.Embedder
 }
 
-// Default size limits (see Documents).
+// Default size limits (see Sizes in the package doc).
 const (
 	DefaultMaxSize     = 100 << 10
 	DefaultMaxReadSize = 1 << 20
 )
 
-// Document is a search result.
+// Document is a document a search returned: its logical path and its
+// content. It is a plain value, safe to copy and to read from any
+// goroutine.
 type Document struct {
 	Path    string
 	Content string
 }
 
-// OpenDocuments opens the document store rooted at dir (created if
-// missing); an empty dir keeps the documents in memory. opts may be nil.
-func OpenDocuments(dir string, opts *DocumentsOptions) (*Documents, error) {
-	var o DocumentsOptions
+// Open opens the document store rooted at dir (created if missing); an
+// empty dir keeps the documents in memory. opts may be nil. A negative
+// MaxSize, or a MaxReadSize below MaxSize, is ErrInvalid. Close releases
+// the directory.
+func Open(dir string, opts *Options) (*Store, error) {
+	var o Options
 	if opts != nil {
 		o = *opts
 	}
@@ -131,16 +111,16 @@ func OpenDocuments(dir string, opts *DocumentsOptions) (*Documents, error) {
 	if o.MaxReadSize < o.MaxSize {
 		return nil, fmt.Errorf("%w: MaxReadSize %d is below MaxSize %d", ErrInvalid, o.MaxReadSize, o.MaxSize)
 	}
-	d := &Documents{maxSize: o.MaxSize, readMax: o.MaxReadSize, log: o.Logger}
+	d := &Store{maxSize: o.MaxSize, readMax: o.MaxReadSize, log: o.Logger}
 	if dir == "" {
 		d.mem, d.dirs = make(map[string]string), make(map[string]int)
 	} else {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("store: create the document directory: %w", err)
+			return nil, fmt.Errorf("docstore: create the document directory: %w", err)
 		}
 		root, err := os.OpenRoot(dir)
 		if err != nil {
-			return nil, fmt.Errorf("store: open the document directory: %w", err)
+			return nil, fmt.Errorf("docstore: open the document directory: %w", err)
 		}
 		d.root = root
 	}
@@ -156,7 +136,7 @@ func OpenDocuments(dir string, opts *DocumentsOptions) (*Documents, error) {
 }
 
 // Close releases the directory and the semantic index.
-func (d *Documents) Close() error {
+func (d *Store) Close() error {
 	var errs []error
 	if d.index != nil {
 		errs = append(errs, d.index.db.Close())
@@ -207,7 +187,7 @@ func cleanPath(p string) (logical, rel string, err error) {
 	return "/" + rel, rel, nil
 }
 
-func (d *Documents) checkContent(content string) error {
+func (d *Store) checkContent(content string) error {
 	if !utf8.ValidString(content) {
 		return fmt.Errorf("%w: content is not valid UTF-8", ErrInvalid)
 	}
@@ -219,7 +199,7 @@ func (d *Documents) checkContent(content string) error {
 
 // Write creates or replaces the document at p. On disk the write is
 // atomic: a temporary file in the same directory, synced, then renamed.
-func (d *Documents) Write(ctx context.Context, p, content string) error {
+func (d *Store) Write(ctx context.Context, p, content string) error {
 	logical, rel, err := cleanPath(p)
 	if err != nil {
 		return err
@@ -232,7 +212,7 @@ func (d *Documents) Write(ctx context.Context, p, content string) error {
 	return d.write(logical, rel, content)
 }
 
-func (d *Documents) write(logical, rel, content string) error {
+func (d *Store) write(logical, rel, content string) error {
 	if err := d.checkWritable(logical, rel); err != nil {
 		return err
 	}
@@ -247,13 +227,13 @@ func (d *Documents) write(logical, rel, content string) error {
 	}
 	if dir := path.Dir(rel); dir != "." {
 		if err := d.root.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("store: write %s: %v", logical, relErr(err))
+			return fmt.Errorf("docstore: write %s: %v", logical, relErr(err))
 		}
 	}
 	tmp := path.Join(path.Dir(rel), ".tmp-"+uuid.NewString())
 	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return fmt.Errorf("store: write %s: %v", logical, relErr(err))
+		return fmt.Errorf("docstore: write %s: %v", logical, relErr(err))
 	}
 	_, err = f.WriteString(content)
 	if err == nil {
@@ -267,7 +247,7 @@ func (d *Documents) write(logical, rel, content string) error {
 	}
 	if err != nil {
 		d.root.Remove(tmp)
-		return fmt.Errorf("store: write %s: %v", logical, relErr(err))
+		return fmt.Errorf("docstore: write %s: %v", logical, relErr(err))
 	}
 	return nil
 }
@@ -291,7 +271,7 @@ func relErr(err error) error {
 // named pipe or another entry that is not a regular file, ErrTooLarge
 // when the file is larger than MaxReadSize, and ErrInvalid when it is not
 // UTF-8 text.
-func (d *Documents) Read(ctx context.Context, p string) (string, error) {
+func (d *Store) Read(ctx context.Context, p string) (string, error) {
 	logical, rel, err := cleanPath(p)
 	if err != nil {
 		return "", err
@@ -304,7 +284,7 @@ func (d *Documents) Read(ctx context.Context, p string) (string, error) {
 }
 
 // read returns a document. In memory the caller holds d.mu.
-func (d *Documents) read(logical, rel string) (string, error) {
+func (d *Store) read(logical, rel string) (string, error) {
 	if d.root == nil {
 		c, ok := d.mem[logical]
 		switch {
@@ -332,7 +312,7 @@ func (d *Documents) read(logical, rel string) (string, error) {
 // checked again in case the entry was replaced in between. It reads at
 // most MaxReadSize+1 bytes, so rejecting a file over the limit, even a
 // sparse one of many gigabytes, costs no more than the limit.
-func (d *Documents) readFile(logical, rel string) ([]byte, error) {
+func (d *Store) readFile(logical, rel string) ([]byte, error) {
 	fi, err := d.root.Stat(rel)
 	if err != nil {
 		return nil, readErr(logical, err)
@@ -368,7 +348,7 @@ func (d *Documents) readFile(logical, rel string) ([]byte, error) {
 }
 
 // checkFile accepts a regular file of at most MaxReadSize bytes.
-func (d *Documents) checkFile(logical string, fi fs.FileInfo) error {
+func (d *Store) checkFile(logical string, fi fs.FileInfo) error {
 	if m := fi.Mode(); !m.IsRegular() {
 		return fmt.Errorf("%w: %s is %s", ErrNotRegular, logical, fileKind(m))
 	}
@@ -398,7 +378,7 @@ func readErr(logical string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) { // ENOTDIR: under a document
 		return fmt.Errorf("%w: %s", ErrNotFound, logical)
 	}
-	return fmt.Errorf("store: read %s: %v", logical, relErr(err))
+	return fmt.Errorf("docstore: read %s: %v", logical, relErr(err))
 }
 
 // Edit replaces the one occurrence of old with new in the document at p.
@@ -407,7 +387,7 @@ func readErr(logical string, err error) error {
 // MaxSize that is larger than the document was (ErrTooLarge). Edit holds
 // the store's write lock while it reads the document, which is a regular
 // file of at most MaxReadSize bytes.
-func (d *Documents) Edit(ctx context.Context, p, old, new string) error {
+func (d *Store) Edit(ctx context.Context, p, old, new string) error {
 	logical, rel, err := cleanPath(p)
 	if err != nil {
 		return err
@@ -436,9 +416,9 @@ func (d *Documents) Edit(ctx context.Context, p, old, new string) error {
 }
 
 // scan lists the documents (logical path -> content) and the entries that
-// are not documents (see Documents). Dot names are skipped. The caller
+// are not documents (see Store). Dot names are skipped. The caller
 // owns the returned map; scan takes d.mu itself, in memory only.
-func (d *Documents) scan() (docs map[string]string, unreadable []string, err error) {
+func (d *Store) scan() (docs map[string]string, unreadable []string, err error) {
 	if d.root == nil {
 		d.mu.RLock()
 		defer d.mu.RUnlock()
@@ -471,7 +451,7 @@ func (d *Documents) scan() (docs map[string]string, unreadable []string, err err
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: list documents: %v", relErr(err))
+		return nil, nil, fmt.Errorf("docstore: list documents: %v", relErr(err))
 	}
 	slices.Sort(unreadable)
 	return docs, unreadable, nil
@@ -479,7 +459,7 @@ func (d *Documents) scan() (docs map[string]string, unreadable []string, err err
 
 // ListPaths returns the sorted paths of all documents starting with prefix
 // ("" for all; "notes" and "/notes" are the same prefix).
-func (d *Documents) ListPaths(ctx context.Context, prefix string) ([]string, error) {
+func (d *Store) ListPaths(ctx context.Context, prefix string) ([]string, error) {
 	docs, _, err := d.scan()
 	if err != nil {
 		return nil, err
@@ -498,12 +478,12 @@ func (d *Documents) ListPaths(ctx context.Context, prefix string) ([]string, err
 }
 
 // SearchFullText returns up to n documents whose content contains query,
-// ignoring case, ordered by path (n <= 0 means DefaultResults). As in the
+// ignoring case, ordered by path (n <= 0 means store.DefaultResults). As in the
 // original, query is a plain substring: "" is in every document, so it
 // returns the first n, and whitespace or symbols match where they occur.
-func (d *Documents) SearchFullText(ctx context.Context, query string, n int) ([]Document, error) {
+func (d *Store) SearchFullText(ctx context.Context, query string, n int) ([]Document, error) {
 	if n <= 0 {
-		n = DefaultResults
+		n = store.DefaultResults
 	}
 	docs, _, err := d.scan()
 	if err != nil {
@@ -522,24 +502,30 @@ func (d *Documents) SearchFullText(ctx context.Context, query string, n int) ([]
 
 // UnreadablePaths returns the sorted paths of the entries in the directory
 // that listings and searches skip: files that are not UTF-8 text or are
-// larger than MaxSize, entries that are not regular files (named pipes,
+// larger than MaxReadSize, entries that are not regular files (named pipes,
 // devices, sockets) and files that cannot be read (such as a symlink
 // leading out of the directory); empty in memory.
-func (d *Documents) UnreadablePaths(ctx context.Context) ([]string, error) {
+func (d *Store) UnreadablePaths(ctx context.Context) ([]string, error) {
 	_, bad, err := d.scan()
 	return bad, err
 }
 
-// Store writes content to a new document /note-<uuid>.md.
-func (d *Documents) Store(ctx context.Context, content string) error {
+// Store writes content to a new document /note-<uuid>.md. As every
+// store.Store, it refuses empty or whitespace-only content with
+// store.ErrEmpty and content that is not UTF-8 with store.ErrInvalid;
+// content over MaxSize is ErrTooLarge.
+func (d *Store) Store(ctx context.Context, content string) error {
 	if strings.TrimSpace(content) == "" {
-		return fmt.Errorf("%w: content is empty", ErrEmpty)
+		return fmt.Errorf("%w: content is empty", store.ErrEmpty)
+	}
+	if !utf8.ValidString(content) {
+		return fmt.Errorf("%w: content is not valid UTF-8", store.ErrInvalid)
 	}
 	return d.Write(ctx, "/note-"+uuid.NewString()+".md", content)
 }
 
 // Search returns the contents of up to n documents containing query.
-func (d *Documents) Search(ctx context.Context, query string, n int) ([]string, error) {
+func (d *Store) Search(ctx context.Context, query string, n int) ([]string, error) {
 	docs, err := d.SearchFullText(ctx, query, n)
 	if err != nil {
 		return nil, err
@@ -552,8 +538,8 @@ func (d *Documents) Search(ctx context.Context, query string, n int) ([]string, 
 }
 
 // Delete removes the document at identifier (a path); absent is a no-op,
-// and a folder ErrPathConflict.
-func (d *Documents) Delete(ctx context.Context, identifier string) error {
+// a malformed path ErrBadPath and a folder ErrPathConflict.
+func (d *Store) Delete(ctx context.Context, identifier string) error {
 	logical, rel, err := cleanPath(identifier)
 	if err != nil {
 		return err
@@ -578,7 +564,7 @@ func (d *Documents) Delete(ctx context.Context, identifier string) error {
 	}
 	err = d.root.Remove(rel)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
-		return fmt.Errorf("store: delete %s: %v", logical, relErr(err))
+		return fmt.Errorf("docstore: delete %s: %v", logical, relErr(err))
 	}
 	if err == nil {
 		d.pruneDirs(path.Dir(rel))
@@ -587,9 +573,6 @@ func (d *Documents) Delete(ctx context.Context, identifier string) error {
 }
 
 // ListAll returns every document path, sorted.
-func (d *Documents) ListAll(ctx context.Context) ([]string, error) { return d.ListPaths(ctx, "") }
+func (d *Store) ListAll(ctx context.Context) ([]string, error) { return d.ListPaths(ctx, "") }
 
-var (
-	_ Store = (*Semantic)(nil)
-	_ Store = (*Documents)(nil)
-)
+var _ store.Store = (*Store)(nil)

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package store
+package docstore
 
 // openNonblock is zero where opening a file never waits for a peer.
 const openNonblock = 0

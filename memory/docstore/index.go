@@ -1,4 +1,4 @@
-package store
+package docstore
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
+	"github.com/mnemodb/mnemo/memory/store"
 )
 
-// docIndex is the optional semantic index of a Documents store: an engine
+// docIndex is the optional semantic index of a Store: an engine
 // collection (in an in-memory database) of document embeddings, brought
 // in line with the documents before every semantic search, so files
 // edited or copied in by hand are searched as they are now. A record's ID
@@ -34,7 +35,7 @@ type docIndex struct {
 }
 
 func newDocIndex(e embed.Embedder) (*docIndex, error) {
-	space, err := textvec.New(e, ErrEmpty, ErrInvalid)
+	space, err := textvec.New(e, store.ErrEmpty, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func newDocIndex(e embed.Embedder) (*docIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := space.Collection(context.Background(), db.Store(), "documents", "store.documents")
+	c, err := space.Collection(context.Background(), db.Store(), "documents", "docstore.documents")
 	if err != nil {
 		db.Close()
 		return nil, err
@@ -129,15 +130,18 @@ func (x *docIndex) remove(ctx context.Context, paths []string) error {
 }
 
 // SearchSemantic returns up to n documents nearest to query in meaning
-// (n <= 0 means DefaultResults), nearest first. It needs a store opened
-// with DocumentsOptions.Semantic; the index is brought in line with the
-// documents (including files changed by hand) before searching.
-func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]Document, error) {
+// (n <= 0 means store.DefaultResults), nearest first. It needs a store
+// opened with Options.Semantic (else ErrInvalid); the index is brought in
+// line with the documents (including files changed by hand) before
+// searching. An empty or whitespace-only query finds nothing, with no
+// error; a query that is not UTF-8 is ErrInvalid, and one the embedder
+// finds nothing to embed in is store.ErrEmpty.
+func (d *Store) SearchSemantic(ctx context.Context, query string, n int) ([]Document, error) {
 	if d.index == nil {
-		return nil, fmt.Errorf("%w: semantic search is off (open with DocumentsOptions.Semantic)", ErrInvalid)
+		return nil, fmt.Errorf("%w: semantic search is off (open with Options.Semantic)", ErrInvalid)
 	}
 	if n <= 0 {
-		n = DefaultResults
+		n = store.DefaultResults
 	}
 	if strings.TrimSpace(query) == "" {
 		return nil, nil // nothing to match (see the package doc)
@@ -145,7 +149,7 @@ func (d *Documents) SearchSemantic(ctx context.Context, query string, n int) ([]
 	if _, err := d.index.space.Vector(ctx, "query", query); err != nil {
 		return nil, err // before the scan: a bad query costs nothing
 	}
-	// The documents are read without the store's lock (see Documents),
+	// The documents are read without the store's lock (see Store),
 	// and the index is synced with what was read under its own lock, so
 	// the embedding calls never hold up writes.
 	docs, _, err := d.scan()

@@ -1,4 +1,4 @@
-package store
+package docstore
 
 import (
 	"errors"
@@ -40,7 +40,7 @@ func allocated(fn func()) uint64 {
 // wantDocs checks what the listings report for a directory holding
 // /a.md ("alpha") and the given entries that are not documents, and that
 // none of them reads those entries whole.
-func wantDocs(t *testing.T, d *Documents, unreadable []string) {
+func wantDocs(t *testing.T, d *Store, unreadable []string) {
 	t.Helper()
 	tests := []struct {
 		name string
@@ -72,7 +72,7 @@ func wantDocs(t *testing.T, d *Documents, unreadable []string) {
 
 func TestSparseFileOverTheLimit(t *testing.T) {
 	dir := t.TempDir()
-	d, err := OpenDocuments(dir, &DocumentsOptions{MaxSize: 1000, MaxReadSize: 2000})
+	d, err := Open(dir, &Options{MaxSize: 1000, MaxReadSize: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestSparseFileOverTheLimit(t *testing.T) {
 // not a document.
 func TestFileOverTheReadLimit(t *testing.T) {
 	dir := t.TempDir()
-	d, err := OpenDocuments(dir, &DocumentsOptions{MaxSize: 1000, MaxReadSize: 2000})
+	d, err := Open(dir, &Options{MaxSize: 1000, MaxReadSize: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestEditShrinksALargeFile(t *testing.T) {
 	if err := d.Write(ctx, "/big.md", big); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("Write over MaxSize = %v, want ErrTooLarge", err)
 	}
-	if _, err := OpenDocuments(dir, &DocumentsOptions{MaxSize: 1000, MaxReadSize: 999}); !errors.Is(err, ErrInvalid) {
+	if _, err := Open(dir, &Options{MaxSize: 1000, MaxReadSize: 999}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("MaxReadSize below MaxSize: %v", err)
 	}
 }
