@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/chat"
+	"github.com/mnemodb/mnemo/memory/docstore"
 	"github.com/mnemodb/mnemo/memory/store"
 )
 
@@ -49,4 +51,31 @@ func ExampleNewSemantic() {
 	// Unordered output:
 	// Paul works at Google (distance 0.19, 36-character ID) map[source:onboarding]
 	// Paul works at Google (distance 0.19, 36-character ID) map[]
+}
+
+// ExampleStore uses the fact store and the document store (package
+// docstore) through the one interface: the agent's code is the same for
+// both, and so is the error an empty note gets.
+func ExampleStore() {
+	ctx := context.Background()
+	facts, err := store.OpenSemantic("", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer facts.Close()
+	docs, err := docstore.Open("", nil)
+	if err != nil {
+		panic(err)
+	}
+	defer docs.Close()
+	for _, m := range []store.Store{facts, docs} {
+		m.Store(ctx, "Paul works at Google")
+		m.Store(ctx, "Sarah is the sister of Emma")
+		found, _ := m.Search(ctx, "Google", 1)
+		err := m.Store(ctx, "   ")
+		fmt.Printf("%T: %q, empty note refused with store.ErrEmpty: %v\n", m, found, errors.Is(err, store.ErrEmpty))
+	}
+	// Output:
+	// *store.Semantic: ["Paul works at Google"], empty note refused with store.ErrEmpty: true
+	// *docstore.Store: ["Paul works at Google"], empty note refused with store.ErrEmpty: true
 }
