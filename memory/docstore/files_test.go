@@ -1,6 +1,7 @@
 package docstore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -233,5 +234,35 @@ func TestListingWhileDeleting(t *testing.T) {
 	close(stop)
 	if err := <-churned; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestEditKeepsValidUTF8: an edit whose result would not be valid UTF-8
+// (an invalid new text, or an old one that matches part of a character)
+// is refused and changes nothing, in memory and in a directory, so that
+// every document stays readable.
+func TestEditKeepsValidUTF8(t *testing.T) {
+	for _, dir := range []string{"", t.TempDir()} {
+		d, err := Open(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if err := d.Write(ctx, "/a.md", "café au lait"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct{ old, new string }{
+			{"lait", "\xff"},   // invalid new text
+			{"\xa9", ""},       // the second byte of "é"
+			{"caf\xc3", "tea"}, // a match that ends inside "é"
+		} {
+			if err := d.Edit(ctx, "/a.md", tt.old, tt.new); !errors.Is(err, ErrInvalid) {
+				t.Errorf("dir %q: Edit(%q, %q) = %v, want ErrInvalid", dir, tt.old, tt.new, err)
+			}
+		}
+		if got, err := d.Read(ctx, "/a.md"); err != nil || got != "café au lait" {
+			t.Errorf("dir %q: after refused edits Read = %q, %v", dir, got, err)
+		}
+		d.Close()
 	}
 }

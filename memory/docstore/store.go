@@ -383,8 +383,10 @@ func readErr(logical string, err error) error {
 
 // Edit replaces the one occurrence of old with new in the document at p.
 // Zero occurrences (ErrNoMatch) and several (ErrAmbiguous) are errors, and
-// then nothing is written; so are the errors of Read, and a result over
-// MaxSize that is larger than the document was (ErrTooLarge). Edit holds
+// then nothing is written; so are the errors of Read, a result that is not
+// valid UTF-8 (ErrInvalid: an invalid new text, or an old one matching
+// part of a character), and a result over MaxSize that is larger than
+// the document was (ErrTooLarge). Edit holds
 // the store's write lock while it reads the document, which is a regular
 // file of at most MaxReadSize bytes.
 func (d *Store) Edit(ctx context.Context, p, old, new string) error {
@@ -408,6 +410,11 @@ func (d *Store) Edit(ctx context.Context, p, old, new string) error {
 		return fmt.Errorf("%w: %d times in %s; include more surrounding text", ErrAmbiguous, n, logical)
 	}
 	updated := strings.Replace(content, old, new, 1)
+	if !utf8.ValidString(updated) {
+		// An invalid new text, or an old one that matched part of a
+		// character ("\xa9" inside "é"): what Write would refuse.
+		return fmt.Errorf("%w: edit %s: the result is not valid UTF-8", ErrInvalid, logical)
+	}
 	if len(updated) > d.maxSize && len(updated) > len(content) {
 		return fmt.Errorf("edit %s: %w: the result is %d bytes, limit %d (a larger document may only shrink)",
 			logical, ErrTooLarge, len(updated), d.maxSize)
