@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/google/uuid"
 
+	"github.com/mnemodb/mnemo/engine/internal/bm25"
 	"github.com/mnemodb/mnemo/index"
 	"github.com/mnemodb/mnemo/wal"
 )
@@ -48,7 +49,7 @@ type Collection struct {
 	meta     map[uint64]map[string]any
 	content  map[uint64]string // contents of at most inlineContent bytes
 	fields   *fieldIndex
-	text     *textIndex // nil when the collection has no full-text index
+	text     *bm25.Index // nil when the collection has no full-text index
 	nextKey  uint64
 	loadInfo loadInfo
 
@@ -141,9 +142,9 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 			return nil, mnemo.BatchTooLarge(len(records), i)
 		}
 	}
-	var docs []textDoc
+	var docs []bm25.Doc
 	if c.text != nil {
-		docs = make([]textDoc, len(records))
+		docs = make([]bm25.Doc, len(records))
 		for i, r := range records {
 			meta := r.Metadata
 			if len(c.cfg.Text.Fields) > 0 && meta != nil {
@@ -182,7 +183,7 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 			return nil, fmt.Errorf("engine: upsert: %w", err)
 		}
 		if docs != nil {
-			if err := b.Set(textKey(c.id, keys[i]), encodeTextDoc(docs[i]), nil); err != nil {
+			if err := b.Set(textKey(c.id, keys[i]), bm25.Encode(docs[i]), nil); err != nil {
 				return nil, fmt.Errorf("engine: upsert: %w", err)
 			}
 		}
@@ -192,7 +193,7 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 	}
 	for i, r := range records {
 		meta, _ := decodeMetadata(metas[i]) // our own encoding of checked metadata
-		var doc *textDoc
+		var doc *bm25.Doc
 		if docs != nil {
 			doc = &docs[i]
 		}
@@ -221,13 +222,13 @@ func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) e
 // apply makes the in-memory state reflect a stored record: the maps first,
 // then the index (outside the lock, so queries run during the insert), so
 // that every key a search returns is known to the maps.
-func (c *Collection) apply(id string, key uint64, vec []float32, content string, meta map[string]any, doc *textDoc) {
+func (c *Collection) apply(id string, key uint64, vec []float32, content string, meta map[string]any, doc *bm25.Doc) {
 	c.mu.Lock()
 	if old, ok := c.meta[key]; ok {
 		c.fields.remove(key, old)
 	}
 	if doc != nil {
-		c.text.add(key, *doc)
+		c.text.Add(key, *doc)
 	}
 	c.ids[id], c.keys[key] = key, id
 	c.meta[key] = meta
@@ -248,7 +249,7 @@ func (c *Collection) unapply(id string, key uint64) {
 	defer c.mu.Unlock()
 	c.fields.remove(key, c.meta[key])
 	if c.text != nil {
-		c.text.remove(key)
+		c.text.Remove(key)
 	}
 	delete(c.ids, id)
 	delete(c.keys, key)

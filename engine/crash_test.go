@@ -21,6 +21,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/mnemodb/mnemo/analysis"
+	"github.com/mnemodb/mnemo/engine/internal/bm25"
 	"github.com/mnemodb/mnemo/index"
 )
 
@@ -350,7 +351,7 @@ func TestSecondProcessOpenFails(t *testing.T) {
 // index rebuilt from the stored records does.
 func checkTextRebuilt(t *testing.T, c *Collection, queries []string) {
 	t.Helper()
-	fresh := newTextIndex()
+	fresh := bm25.New()
 	after := ""
 	for {
 		page, next, err := c.Scan(ctx, after, 1000)
@@ -359,7 +360,7 @@ func checkTextRebuilt(t *testing.T, c *Collection, queries []string) {
 		}
 		c.mu.RLock()
 		for _, r := range page {
-			fresh.add(c.ids[r.ID], textDocOf(c.cfg, r.Content, r.Metadata))
+			fresh.Add(c.ids[r.ID], textDocOf(c.cfg, r.Content, r.Metadata))
 		}
 		c.mu.RUnlock()
 		if next == "" {
@@ -373,11 +374,11 @@ func checkTextRebuilt(t *testing.T, c *Collection, queries []string) {
 			t.Fatal(err)
 		}
 		// Every match, equal scores ordered by ID, as queries order them.
-		res := fresh.search(analysis.Terms(q), c.Count()+1, *c.cfg.Text.BM25, nil)
+		res := fresh.Search(analysis.Terms(q), c.Count()+1, *c.cfg.Text.BM25, nil)
 		want := make([]mnemo.Hit, len(res))
 		c.mu.RLock()
 		for i, r := range res {
-			want[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.key]}, Score: r.score}
+			want[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Score: r.Score}
 		}
 		c.mu.RUnlock()
 		slices.SortStableFunc(want, func(a, b mnemo.Hit) int {

@@ -20,6 +20,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/mnemodb/mnemo/engine/internal/bm25"
 	"github.com/mnemodb/mnemo/wal"
 )
 
@@ -424,7 +425,7 @@ func (db *DB) newCollection(name string, id uint32, cfg mnemo.CollectionConfig) 
 		meta: make(map[uint64]map[string]any), content: make(map[uint64]string), fields: newFieldIndex(),
 	}
 	if !c.cfg.Text.Disabled {
-		c.text = newTextIndex()
+		c.text = bm25.New()
 	}
 	return c, nil
 }

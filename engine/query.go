@@ -14,6 +14,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/mnemodb/mnemo/analysis"
+	"github.com/mnemodb/mnemo/engine/internal/bm25"
 	"github.com/mnemodb/mnemo/index"
 )
 
@@ -125,7 +126,7 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 		res := c.searchText(q, k)
 		hits = make([]mnemo.Hit, len(res))
 		for i, r := range res {
-			hits[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.key]}, Score: r.score, TextRank: i + 1, TextScore: r.score}
+			hits[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Score: r.Score, TextRank: i + 1, TextScore: r.Score}
 		}
 		if q.Spread != nil {
 			hits = c.spread(q, hits)
@@ -153,7 +154,7 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 
 // searchText runs the text side for k candidates, equal scores ordered
 // by ID. The caller holds c.mu.
-func (c *Collection) searchText(q mnemo.Query, k int) []textResult {
+func (c *Collection) searchText(q mnemo.Query, k int) []bm25.Result {
 	p := *c.cfg.Text.BM25
 	if q.BM25 != nil {
 		p = *q.BM25
@@ -165,13 +166,13 @@ func (c *Collection) searchText(q mnemo.Query, k int) []textResult {
 	// As searchTies: the full-text index orders a tie by key.
 	terms := analysis.Terms(q.Text)
 	for n := k + 1; ; n *= 2 {
-		res := c.text.search(terms, n, p, admit)
-		if len(res) < n || res[n-1].score != res[k-1].score {
-			slices.SortStableFunc(res, func(a, b textResult) int {
-				if d := cmp.Compare(b.score, a.score); d != 0 {
+		res := c.text.Search(terms, n, p, admit)
+		if len(res) < n || res[n-1].Score != res[k-1].Score {
+			slices.SortStableFunc(res, func(a, b bm25.Result) int {
+				if d := cmp.Compare(b.Score, a.Score); d != 0 {
 					return d
 				}
-				return strings.Compare(c.keys[a.key], c.keys[b.key])
+				return strings.Compare(c.keys[a.Key], c.keys[b.Key])
 			})
 			return res[:min(len(res), k)]
 		}
@@ -226,13 +227,13 @@ func (c *Collection) hybrid(q mnemo.Query) ([]mnemo.Hit, Plan, error) {
 		hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, VectorRank: i + 1})
 	}
 	for i, r := range tres {
-		j, ok := byKey[r.key]
+		j, ok := byKey[r.Key]
 		if !ok {
 			j = len(hits)
-			byKey[r.key] = j
-			hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.key]}})
+			byKey[r.Key] = j
+			hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}})
 		}
-		hits[j].TextRank, hits[j].TextScore = i+1, r.score
+		hits[j].TextRank, hits[j].TextScore = i+1, r.Score
 	}
 	mnemo.FuseScores(hits, q.Fusion)
 	if q.Spread != nil {

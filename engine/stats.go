@@ -121,8 +121,9 @@ func (c *Collection) stats() (CollectionStats, error) {
 	}
 	if c.text != nil {
 		c.mu.RLock()
-		cs.TextTerms, cs.TextPostings, cs.TextBytes = c.text.stats()
+		st := c.text.Stats()
 		c.mu.RUnlock()
+		cs.TextTerms, cs.TextPostings, cs.TextBytes = st.Terms, st.Postings, st.Bytes
 		cs.TextRebuilt, cs.TextDamage = info.textRebuilt, info.textDamage
 	}
 	return cs, nil
