@@ -72,9 +72,10 @@
 //	'd' cid(4) recordID      record: version, index key, vector, content, metadata, CRC-32C
 //	'l' cid(4) seq(8)        logical log (package wal): one record per write batch
 //	'p' cid(4)               checkpoint descriptor (JSON): file, log sequence, size, time
-//	'x' cid(4) key(8)        full-text entry of the record with that index key (text.go):
-//	                         length and term frequencies, in the record's batch; none
-//	                         when the collection's full-text index is disabled
+//	'x' cid(4) key(8)        full-text entry of the record with that index key: length and
+//	                         term frequencies (format: package engine/internal/bm25, the
+//	                         BM25 index; read and checked by text.go), in the record's
+//	                         batch; none when the collection's full-text index is disabled
 //
 // Files beside Pebble's in <dir>:
 //
