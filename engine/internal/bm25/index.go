@@ -2,6 +2,7 @@ package bm25
 
 import (
 	"iter"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -72,12 +73,8 @@ func (t *Index) grow(key uint64) {
 func (t *Index) Add(key uint64, d Doc) {
 	t.Remove(key)
 	t.grow(key)
-	gen := t.gens[key] + 1
-	if gen == 0 { // wrapped after 2^32 overwrites: no stale posting may match
-		t.compactAll()
-		gen = 1
-	}
-	t.gens[key] = gen
+	t.bump(key)
+	gen := t.gens[key]
 	if len(d.Terms) == 0 {
 		return
 	}
@@ -109,7 +106,16 @@ func (t *Index) Remove(key uint64) {
 	}
 	ids := t.docs[key]
 	t.docs[key] = nil
-	t.gens[key]++ // the old postings no longer match
+	t.stale += len(ids)
+	t.n--
+	t.total -= uint64(t.lengths[key])
+	t.lengths[key] = 0
+	if t.bump(key) { // every list was compacted: key's postings are gone
+		for _, dt := range ids {
+			t.terms[dt.id].live--
+		}
+		return
+	}
 	for _, dt := range ids {
 		p := &t.terms[dt.id]
 		p.live--
@@ -117,10 +123,24 @@ func (t *Index) Remove(key uint64) {
 			t.compact(p)
 		}
 	}
-	t.stale += len(ids)
-	t.n--
-	t.total -= uint64(t.lengths[key])
-	t.lengths[key] = 0
+}
+
+// bump moves key to its next generation, so that the postings made under
+// the current one no longer match. After 2^32 generations the counter
+// wraps; then every list is compacted first with key at generation 0,
+// which no posting carries, so that all of key's postings are dropped and
+// none made under a generation it reuses can match again. It reports
+// whether that happened. A key's generation is never left at 0 (see
+// Added).
+func (t *Index) bump(key uint64) (wrapped bool) {
+	if t.gens[key] != math.MaxUint32 {
+		t.gens[key]++
+		return false
+	}
+	t.gens[key] = 0
+	t.compactAll()
+	t.gens[key] = 1
+	return true
 }
 
 func (t *Index) compact(p *termPostings) {
@@ -145,8 +165,7 @@ func (t *Index) compactAll() {
 }
 
 // Added reports whether Add has been called for key, with a document of
-// terms or of none. Remove does not undo it (short of key's generation
-// counter wrapping, after some 2^31 writes of it).
+// terms or of none. Remove does not undo it.
 func (t *Index) Added(key uint64) bool {
 	return key < uint64(len(t.gens)) && t.gens[key] != 0
 }

@@ -258,3 +258,29 @@ func TestGenerationWrap(t *testing.T) {
 		t.Fatalf("search for the old text: %+v, want key 1 only", got)
 	}
 }
+
+// TestGenerationWrapInRemove: the generation also wraps when Remove
+// retires a document held at the last generation; the generations it
+// reuses must not revive postings made under them long before.
+func TestGenerationWrapInRemove(t *testing.T) {
+	idx := New()
+	old := docOf("stale words")
+	idx.Add(0, old)                  // generation 1: postings that go stale
+	idx.Add(0, Doc{})                // no terms; "stale" keeps a short list
+	idx.Add(1, old)                  // keeps the lists alive
+	idx.gens[0] = math.MaxUint32 - 1 // as after 2^32 writes
+	idx.Add(0, docOf("fresh one"))   // held at the last generation
+	if !idx.Added(0) {
+		t.Fatal("Added(0) false after Add")
+	}
+	idx.Remove(0) // wraps
+	if !idx.Added(0) {
+		t.Fatal("Added(0) false after Remove: Remove does not undo Add")
+	}
+	idx.Add(0, docOf("fresh two"))
+	check(t, idx, map[uint64]Doc{0: docOf("fresh two"), 1: old})
+	got := idx.Search([]string{"stale"}, 10, defaultParams, nil)
+	if len(got) != 1 || got[0].Key != 1 {
+		t.Fatalf("search for the old text: %+v, want key 1 only", got)
+	}
+}
