@@ -198,7 +198,7 @@ func (s *Store) Upsert(ctx context.Context, recs ...mnemo.Record) ([]string, err
 		return nil, nil
 	}
 	var ids []string
-	err := s.do(ctx, true, func(c mnemo.Collection) error {
+	err := s.do(ctx, created, func(c mnemo.Collection) error {
 		var err error
 		ids, err = c.Upsert(ctx, recs...)
 		return err
@@ -220,7 +220,7 @@ func (s *Store) Search(ctx context.Context, q Search) ([]mnemo.Hit, error) {
 		q.Mode = s.mode
 	}
 	var hits []mnemo.Hit
-	err = s.do(ctx, false, func(c mnemo.Collection) error {
+	err = s.do(ctx, embedded, func(c mnemo.Collection) error {
 		q := q
 		if q.Mode == mnemo.ModeAuto && c.Config().Text.Disabled {
 			q.Mode = mnemo.ModeVector
@@ -234,13 +234,13 @@ func (s *Store) Search(ctx context.Context, q Search) ([]mnemo.Hit, error) {
 
 // Delete removes the documents with the given IDs and returns how many
 // existed; absent IDs, and a collection nothing was written to, are not
-// an error.
+// an error. It involves no vectors, so any embedder may delete.
 func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
 	var n int
-	err := s.do(ctx, false, func(c mnemo.Collection) error {
+	err := s.do(ctx, existing, func(c mnemo.Collection) error {
 		var err error
 		n, err = c.Delete(ctx, ids...)
 		return err
@@ -252,7 +252,7 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 // written to).
 func (s *Store) Count(ctx context.Context) (int, error) {
 	var n int
-	err := s.do(ctx, false, func(c mnemo.Collection) error {
+	err := s.do(ctx, existing, func(c mnemo.Collection) error {
 		var err error
 		n, err = c.Count(ctx)
 		return err
@@ -264,7 +264,7 @@ func (s *Store) Count(ctx context.Context) (int, error) {
 // checks that its vectors are the Store's embedder's (embed.ErrMismatch)
 // and that it is not another kind of memory's (mnemo.ErrCollectionKind).
 func (s *Store) Collection(ctx context.Context) (mnemo.Collection, error) {
-	return s.handle(ctx, true)
+	return s.handle(ctx, created)
 }
 
 // CheckText reports whether text can be embedded and searched: it must
@@ -388,14 +388,22 @@ func (h *handles) forget(name string, c mnemo.Collection) {
 	}
 }
 
-// do runs fn on the Store's collection, creating it first when create is
-// set; without create, a collection that does not exist is not an error,
-// and fn is not run. When fn fails because the collection was dropped
-// since it was opened, do opens it again and runs fn once more; fn must
-// therefore change nothing when it fails.
-func (s *Store) do(ctx context.Context, create bool, fn func(mnemo.Collection) error) error {
+// need is what a call needs of the Store's collection.
+type need uint8
+
+const (
+	existing need = iota // one that exists (none: the call does nothing); vectors are not involved
+	embedded             // one that exists, made by the Store's embedder
+	created              // one made by the Store's embedder, created if needed
+)
+
+// do runs fn on the Store's collection, as n says; when it does not
+// exist and n does not create it, fn is not run. When fn fails because
+// the collection was dropped since it was opened, do opens it again and
+// runs fn once more; fn must therefore change nothing when it fails.
+func (s *Store) do(ctx context.Context, n need, fn func(mnemo.Collection) error) error {
 	for retried := false; ; retried = true {
-		c, err := s.handle(ctx, create)
+		c, err := s.handle(ctx, n)
 		if err != nil || c == nil {
 			return err
 		}
@@ -408,18 +416,19 @@ func (s *Store) do(ctx context.Context, create bool, fn func(mnemo.Collection) e
 }
 
 // handle returns the Store's collection, from the cache or opened (and
-// created when create is set; nil without create when there is none),
-// after checking that the Store's embedder made its vectors.
-func (s *Store) handle(ctx context.Context, create bool) (mnemo.Collection, error) {
+// created when n says; nil when it does not and there is none), after
+// checking, when n involves vectors, that the Store's embedder made its
+// vectors.
+func (s *Store) handle(ctx context.Context, n need) (mnemo.Collection, error) {
 	c := s.open.get(s.name)
 	if c == nil {
 		var err error
-		if c, err = s.lookup(ctx, create); err != nil || c == nil {
+		if c, err = s.lookup(ctx, n == created); err != nil || c == nil {
 			return nil, err
 		}
 		c = s.open.put(s.name, c)
 	}
-	if got, want := c.Config().Embedder, s.emb.Identity(); got != want {
+	if got, want := c.Config().Embedder, s.emb.Identity(); n != existing && got != want {
 		return nil, fmt.Errorf("%w: collection %q was built with %q, used with %q", embed.ErrMismatch, s.name, got, want)
 	}
 	return c, nil

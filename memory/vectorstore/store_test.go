@@ -297,6 +297,10 @@ func TestCollections(t *testing.T) {
 			}
 		}
 		add(t, s.With("small", other), corpus[:1])
+		// Count and Delete involve no vectors: any embedder may.
+		if n, err := s.With("small", nil).Delete(ctx, "paul-work"); n != 1 || err != nil || count(t, s.With("small", nil)) != 0 {
+			t.Fatalf("Delete with another embedder = %d, %v", n, err)
+		}
 		// A dropped collection is created again by the next write.
 		if err := db.DropCollection(ctx, "alice"); err != nil {
 			t.Fatal(err)
