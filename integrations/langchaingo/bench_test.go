@@ -49,10 +49,10 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	})
 	b.Run("engine", func(b *testing.B) {
-		c, _ := s.DB().Collection(DefaultCollection)
+		c, _ := s.DB().Collection(ctx, DefaultCollection)
 		f, _ := mnemo.NewFilter(filter)
 		for i := 0; b.Loop(); i++ {
-			vs, err := s.emb.Embed(ctx, []string{queries[i%len(queries)]})
+			vs, err := s.docs.Embedder().Embed(ctx, []string{queries[i%len(queries)]})
 			if err != nil {
 				b.Fatal(err)
 			}

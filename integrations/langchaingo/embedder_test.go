@@ -8,7 +8,9 @@ import (
 
 	"github.com/tmc/langchaingo/embeddings"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/vectorstore/vectorstoretest"
 )
 
 func TestEmbedderToLangchaingo(t *testing.T) {
@@ -89,26 +91,24 @@ func TestForeignEmbedder(t *testing.T) {
 }
 
 func TestForeignEmbedderStore(t *testing.T) {
-	// A langchaingo embedder (here the hashing one behind langchaingo's
-	// own EmbedderImpl) as a store's embedder.
-	h, _ := embed.NewHashing(0)
-	theirs, _ := embeddings.NewEmbedder(embeddings.EmbedderClientFunc(h.Embed))
-	f, err := NewForeignEmbedder(theirs, h.Dimension(), "lc/hashing/384")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := OpenStore("", &Options{Embedder: f})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	add(t, s, corpus)
-	docs, err := s.SimilaritySearch(ctx, "Paul likes hiking", 1)
-	if err != nil || len(docs) != 1 || docs[0].PageContent != corpus[3].PageContent {
-		t.Fatalf("%q, %v", contents(docs), err)
-	}
-	c, _ := s.DB().Collection(DefaultCollection)
-	if c.Config().Embedder != "lc/hashing/384" {
-		t.Fatalf("collection embedder %q", c.Config().Embedder)
-	}
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		// A langchaingo embedder (here the hashing one behind langchaingo's
+		// own EmbedderImpl) as a store's embedder.
+		h, _ := embed.NewHashing(0)
+		theirs, _ := embeddings.NewEmbedder(embeddings.EmbedderClientFunc(h.Embed))
+		f, err := NewForeignEmbedder(theirs, h.Dimension(), "lc/hashing/384")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newStore(t, db, &Options{Embedder: f})
+		add(t, s, corpus)
+		docs, err := s.SimilaritySearch(ctx, "Paul likes hiking", 1)
+		if err != nil || len(docs) != 1 || docs[0].PageContent != corpus[3].PageContent {
+			t.Fatalf("%q, %v", contents(docs), err)
+		}
+		c, err := db.Collection(ctx, DefaultCollection)
+		if err != nil || c.Config().Embedder != "lc/hashing/384" {
+			t.Fatalf("collection embedder: %v", err)
+		}
+	})
 }

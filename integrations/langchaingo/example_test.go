@@ -14,10 +14,10 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	db, _ := engine.Open("", &engine.Options{InMemory: true})
+	db, _ := engine.OpenStore("", &engine.Options{InMemory: true}) // or postgres.Open(ctx, dsn, nil)
 	defer db.Close()
 
-	store, _ := mnemo.NewStore(db, nil) // the offline hashing embedder
+	store, _ := mnemo.NewStore(ctx, db, nil) // the offline hashing embedder
 	store.AddDocuments(ctx, []schema.Document{
 		{PageContent: "Paul works at Google", Metadata: map[string]any{"source": "chat"}},
 		{PageContent: "Paul was born in Lyon", Metadata: map[string]any{"source": "profile"}},
@@ -54,4 +54,21 @@ func ExampleHistory() {
 	// Output:
 	// human: My name is Ada.
 	// ai: Nice to meet you, Ada.
+}
+
+// ExampleNewHistory keeps the conversation in the database that holds
+// the documents: any mnemo.Store, here an in-memory engine.
+func ExampleNewHistory() {
+	ctx := context.Background()
+	db, _ := engine.OpenStore("", &engine.Options{InMemory: true}) // or postgres.Open(ctx, dsn, nil)
+	defer db.Close()
+
+	h, _ := mnemo.NewHistory(ctx, db, "session-1", nil)
+	defer h.Close() // leaves db open
+	h.AddUserMessage(ctx, "Where does Paul work?")
+	h.AddAIMessage(ctx, "At Google.")
+	msgs, _ := h.Messages(ctx)
+	fmt.Println(len(msgs), msgs[1].GetContent())
+	// Output:
+	// 2 At Google.
 }

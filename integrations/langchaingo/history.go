@@ -7,7 +7,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
 
-	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/window"
 )
 
@@ -39,24 +39,27 @@ type History struct {
 
 var _ schema.ChatMessageHistory = (*History)(nil)
 
-// NewHistory returns the history of session in db (see window.NewStored:
-// a session is open in one History or window at a time). The caller keeps
-// ownership of db; Close releases the session and leaves db open.
-func NewHistory(db *engine.DB, session string, opts *HistoryOptions) (*History, error) {
+// NewHistory returns the history of session in db, any backend: an
+// engine database the caller has open (engine.DB.Store) or a server
+// (package postgres); ctx bounds loading the messages recorded before
+// (see window.NewStored: a session is open in one History or window at a
+// time, in every process). The caller keeps ownership of db; Close
+// releases the session and leaves db open.
+func NewHistory(ctx context.Context, db mnemo.Store, session string, opts *HistoryOptions) (*History, error) {
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
 	budget, wo := historyOptions(opts)
-	w, err := window.NewStored(db, session, budget, wo)
+	w, err := window.NewStored(ctx, db, session, budget, wo)
 	if err != nil {
 		return nil, err
 	}
 	return &History{w: w}, nil
 }
 
-// OpenHistory opens (or creates) a database in dir and returns the history
-// of session in it; an empty dir means in memory only. Close closes the
-// database.
+// OpenHistory opens (or creates) an embedded database in dir and returns
+// the history of session in it; an empty dir means in memory only. Close
+// closes the database.
 func OpenHistory(dir, session string, opts *HistoryOptions) (*History, error) {
 	budget, wo := historyOptions(opts)
 	w, err := window.OpenStored(dir, session, budget, wo)

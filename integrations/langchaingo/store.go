@@ -2,20 +2,15 @@ package mnemo
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"strings"
-	"unicode/utf8"
 
-	"github.com/tmc/langchaingo/embeddings"
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/vectorstores"
 
 	"github.com/mnemodb/mnemo"
-	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/vectorstore"
 )
 
 // DefaultCollection is the collection of the default namespace.
@@ -38,77 +33,64 @@ type Options struct {
 	Mode mnemo.Mode
 }
 
-// Store is a langchaingo vector store on a mnemo database. It is safe for
-// concurrent use by multiple goroutines.
+// documents returns the options of the vectorstore.Store behind a Store.
+func (o *Options) documents() *vectorstore.Options {
+	var v vectorstore.Options
+	if o != nil {
+		v = vectorstore.Options{Collection: o.Collection, Embedder: o.Embedder, Mode: o.Mode}
+	}
+	if v.Collection == "" {
+		v.Collection = DefaultCollection
+	}
+	return &v
+}
+
+// Store is a langchaingo vector store on a mnemo database (any backend).
+// It is safe for concurrent use by multiple goroutines.
 type Store struct {
-	db         *engine.DB
-	ownDB      bool
-	collection string
-	emb        embed.Embedder
-	mode       mnemo.Mode
+	docs *vectorstore.Store
 }
 
 var _ vectorstores.VectorStore = (*Store)(nil)
 
-// NewStore returns a store in db. The caller keeps ownership of db: Close
-// leaves it open, so one database can hold the documents, the chat
-// history and every other memory of an agent.
-func NewStore(db *engine.DB, opts *Options) (*Store, error) {
-	if db == nil {
-		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
+// NewStore returns a store in db: an engine database the caller has open
+// (engine.DB.Store) or a server (package postgres). It creates no
+// collection: a namespace's is created by its first AddDocuments, so ctx
+// is not used yet. The caller keeps ownership of db: Close leaves it open,
+// so one database can hold the documents, the chat history and every
+// other memory of an agent.
+func NewStore(ctx context.Context, db mnemo.Store, opts *Options) (*Store, error) {
+	docs, err := vectorstore.New(ctx, db, opts.documents())
+	if err != nil {
+		return nil, err
 	}
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	if o.Collection == "" {
-		o.Collection = DefaultCollection
-	}
-	if o.Embedder == nil {
-		h, err := embed.NewHashing(0)
-		if err != nil {
-			return nil, err
-		}
-		o.Embedder = h
-	}
-	return &Store{db: db, collection: o.Collection, emb: o.Embedder, mode: o.Mode}, nil
+	return &Store{docs: docs}, nil
 }
 
-// OpenStore opens (or creates) a database in dir and returns a store in it;
-// an empty dir means in memory only. Close closes the database.
+// OpenStore opens (or creates) an embedded database in dir and returns a
+// store in it; an empty dir means in memory only. Close closes the
+// database.
 func OpenStore(dir string, opts *Options) (*Store, error) {
-	db, err := engine.Open(dir, &engine.Options{InMemory: dir == ""})
+	docs, err := vectorstore.Open(dir, opts.documents())
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewStore(db, opts)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	s.ownDB = true
-	return s, nil
+	return &Store{docs: docs}, nil
 }
 
 // Close closes the database if OpenStore opened it; otherwise it does
 // nothing.
-func (s *Store) Close() error {
-	if s.ownDB {
-		return s.db.Close()
-	}
-	return nil
-}
+func (s *Store) Close() error { return s.docs.Close() }
 
 // DB returns the store's database.
-func (s *Store) DB() *engine.DB { return s.db }
+func (s *Store) DB() mnemo.Store { return s.docs.DB() }
 
 // call is what the options of one call resolve to.
 type call struct {
-	collection string
-	emb        embed.Embedder
-	filter     *mnemo.Filter
-	threshold  *float32
-	dedup      func(context.Context, schema.Document) bool
+	docs      *vectorstore.Store // the namespace's collection, with the call's embedder
+	filter    *mnemo.Filter
+	threshold *float64 // nil for none
+	dedup     func(context.Context, schema.Document) bool
 }
 
 func (s *Store) resolve(options []vectorstores.Option) (call, error) {
@@ -116,86 +98,20 @@ func (s *Store) resolve(options []vectorstores.Option) (call, error) {
 	for _, opt := range options {
 		opt(&o)
 	}
-	c := call{collection: s.collection, emb: s.emb, dedup: o.Deduplicater}
-	if o.NameSpace != "" {
-		c.collection = o.NameSpace
+	e, err := vectorstore.AsEmbedder(o.Embedder)
+	if err != nil {
+		return call{}, err
 	}
-	if o.Embedder != nil {
-		e, err := asMnemo(o.Embedder)
-		if err != nil {
-			return c, err
-		}
-		c.emb = e
-	}
+	c := call{docs: s.docs.With(o.NameSpace, e), dedup: o.Deduplicater}
 	t := float64(o.ScoreThreshold)
 	if math.IsNaN(t) || t < 0 || t > 1 {
 		return c, fmt.Errorf("%w: score threshold %v, want 0..1", ErrInvalid, o.ScoreThreshold)
 	}
 	if t > 0 {
-		c.threshold = &o.ScoreThreshold
+		c.threshold = &t
 	}
-	f, err := filterOf(o.Filters)
-	if err != nil {
-		return c, err
-	}
-	c.filter = f
-	return c, nil
-}
-
-// filterOf turns vectorstores.WithFilters' value into an engine filter:
-// an *mnemo.Filter, its JSON text, or a Go value that encodes to it (a
-// map[string]any is read directly when it holds only the types
-// mnemo.NewFilter takes, and through JSON otherwise).
-func filterOf(v any) (*mnemo.Filter, error) {
-	var (
-		f   *mnemo.Filter
-		err error
-	)
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case *mnemo.Filter:
-		return v, nil
-	case string:
-		f, err = mnemo.ParseFilter(v)
-	case json.RawMessage:
-		f, err = mnemo.ParseFilter(string(v))
-	default:
-		if m, ok := v.(map[string]any); ok {
-			if f, err = mnemo.NewFilter(m); err == nil {
-				return f, nil
-			}
-		}
-		var b []byte
-		if b, err = json.Marshal(v); err == nil {
-			f, err = mnemo.ParseFilter(string(b))
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: filter: %w", ErrInvalid, err)
-	}
-	return f, nil
-}
-
-// open returns the collection for c, creating it when create is set; a
-// missing one is nil without create.
-func (s *Store) open(ctx context.Context, c call, create bool) (*engine.Collection, error) {
-	id := c.emb.Identity()
-	col, err := s.db.Collection(c.collection)
-	if errors.Is(err, mnemo.ErrCollectionNotFound) {
-		if !create {
-			return nil, nil
-		}
-		cfg := mnemo.CollectionConfig{Dimension: c.emb.Dimension(), Metric: mnemo.Cosine, Embedder: id}
-		col, err = s.db.CreateCollection(ctx, c.collection, cfg)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if got := col.Config().Embedder; got != id {
-		return nil, fmt.Errorf("%w: collection %q was built with %q, used with %q", embed.ErrMismatch, c.collection, got, id)
-	}
-	return col, nil
+	c.filter, err = vectorstore.FilterOf(o.Filters)
+	return c, err
 }
 
 // AddDocuments embeds each document's PageContent and stores it with its
@@ -211,40 +127,17 @@ func (s *Store) AddDocuments(ctx context.Context, docs []schema.Document, option
 	if c.threshold != nil || c.filter != nil {
 		return nil, fmt.Errorf("%w: AddDocuments takes no score threshold or filter", ErrInvalid)
 	}
-	texts := make([]string, 0, len(docs))
-	kept := make([]schema.Document, 0, len(docs))
+	kept := make([]vectorstore.Doc, 0, len(docs))
 	for i, d := range docs {
-		if err := checkText(d.PageContent); err != nil {
+		if err := vectorstore.CheckText(d.PageContent); err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
 		if c.dedup != nil && c.dedup(ctx, d) {
 			continue
 		}
-		texts = append(texts, d.PageContent)
-		kept = append(kept, d)
+		kept = append(kept, vectorstore.Doc{Text: d.PageContent, Metadata: d.Metadata})
 	}
-	if len(kept) == 0 {
-		return nil, nil
-	}
-	vs, err := c.emb.Embed(ctx, texts)
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != len(texts) {
-		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vs), len(texts))
-	}
-	recs := make([]mnemo.Record, len(kept))
-	for i, d := range kept {
-		if embed.IsZero(vs[i]) {
-			return nil, fmt.Errorf("document %d: %w: nothing to embed (the embedder maps it to the zero vector)", i, ErrEmpty)
-		}
-		recs[i] = mnemo.Record{Vector: vs[i], Content: d.PageContent, Metadata: d.Metadata}
-	}
-	col, err := s.open(ctx, c, true)
-	if err != nil {
-		return nil, err
-	}
-	return col.Upsert(ctx, recs...)
+	return c.docs.Add(ctx, kept)
 }
 
 // SimilaritySearch returns up to numDocuments documents nearest to query,
@@ -261,18 +154,7 @@ func (s *Store) SimilaritySearch(ctx context.Context, query string, numDocuments
 	if c.dedup != nil {
 		return nil, fmt.Errorf("%w: SimilaritySearch takes no deduplicater", ErrInvalid)
 	}
-	if err := checkText(query); err != nil {
-		return nil, fmt.Errorf("query: %w", err)
-	}
-	v, err := embedQuery(ctx, c.emb, query)
-	if err != nil {
-		return nil, err
-	}
-	col, err := s.open(ctx, c, false)
-	if err != nil || col == nil {
-		return nil, err
-	}
-	hits, err := col.Query(ctx, buildQuery(search{text: query, vector: v, k: numDocuments, filter: c.filter, threshold: c.threshold, mode: s.mode}))
+	hits, err := c.docs.Search(ctx, vectorstore.Search{Text: query, K: numDocuments, MinScore: c.threshold, Filter: c.filter})
 	if err != nil {
 		return nil, err
 	}
@@ -283,31 +165,6 @@ func (s *Store) SimilaritySearch(ctx context.Context, query string, numDocuments
 	return docs, nil
 }
 
-// search is one retrieval request, before it becomes an engine query.
-type search struct {
-	text      string // the query text, as the user wrote it
-	vector    []float32
-	k         int
-	filter    *mnemo.Filter
-	threshold *float32 // minimum score, nil for none
-	mode      mnemo.Mode
-}
-
-// buildQuery is the one place that decides how the store retrieves: the
-// query's words and its embedding fused (hybrid, the default: the
-// collection's full-text index and its vectors, see mnemo.Query), or one
-// side alone (mode text or vector), restricted by the filter and cut at
-// the minimum similarity. Every hit carries its cosine similarity,
-// whichever side found it, so the score keeps its meaning in every mode.
-func buildQuery(s search) mnemo.Query {
-	q := mnemo.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
-	if s.mode == mnemo.ModeVector {
-		q.Text = ""
-	}
-	q.MinSimilarity = s.threshold
-	return q
-}
-
 // Delete removes the documents with the given IDs from the namespace's
 // collection and returns how many existed; absent IDs are not an error.
 // Only vectorstores.WithNameSpace applies.
@@ -316,47 +173,5 @@ func (s *Store) Delete(ctx context.Context, ids []string, options ...vectorstore
 	if err != nil {
 		return 0, err
 	}
-	col, err := s.db.Collection(c.collection)
-	if errors.Is(err, mnemo.ErrCollectionNotFound) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return col.Delete(ctx, ids...)
-}
-
-// embedQuery embeds a query, with EmbedQuery when the embedder has one
-// (some models embed queries and documents differently).
-func embedQuery(ctx context.Context, e embed.Embedder, text string) ([]float32, error) {
-	var v []float32
-	if q, ok := e.(embeddings.Embedder); ok {
-		var err error
-		if v, err = q.EmbedQuery(ctx, text); err != nil {
-			return nil, err
-		}
-	} else {
-		vs, err := e.Embed(ctx, []string{text})
-		if err != nil {
-			return nil, err
-		}
-		if len(vs) != 1 {
-			return nil, fmt.Errorf("%w: %d vectors for 1 text", ErrEmbedding, len(vs))
-		}
-		v = vs[0]
-	}
-	if embed.IsZero(v) {
-		return nil, fmt.Errorf("query: %w: nothing to embed (the embedder maps it to the zero vector)", ErrEmpty)
-	}
-	return v, nil
-}
-
-func checkText(text string) error {
-	if strings.TrimSpace(text) == "" {
-		return fmt.Errorf("%w: no text", ErrEmpty)
-	}
-	if !utf8.ValidString(text) {
-		return fmt.Errorf("%w: text is not valid UTF-8", ErrInvalid)
-	}
-	return nil
+	return c.docs.Delete(ctx, ids...)
 }

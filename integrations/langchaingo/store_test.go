@@ -12,6 +12,7 @@ import (
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/vectorstore/vectorstoretest"
 )
 
 var ctx = context.Background()
@@ -23,14 +24,32 @@ var corpus = []schema.Document{
 	{PageContent: "Paul likes hiking in the Alps", Metadata: map[string]any{"source": "web", "year": 2020}},
 }
 
-func newStore(t *testing.T) *Store {
+// newStore returns a store in db, failing the test on an error.
+func newStore(t *testing.T, db mnemo.Store, opts *Options) *Store {
 	t.Helper()
-	s, err := OpenStore("", nil)
+	s, err := NewStore(ctx, db, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// count returns the number of records in the collection name of db (0
+// when there is none).
+func count(t *testing.T, db mnemo.Store, name string) int {
+	t.Helper()
+	c, err := db.Collection(ctx, name)
+	if errors.Is(err, mnemo.ErrCollectionNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 func add(t *testing.T, vs vectorstores.VectorStore, docs []schema.Document, opts ...vectorstores.Option) []string {
@@ -54,72 +73,76 @@ func contents(docs []schema.Document) []string {
 }
 
 func TestAddAndSearch(t *testing.T) {
-	var vs vectorstores.VectorStore = newStore(t)
-	add(t, vs, corpus)
-	docs, err := vs.SimilaritySearch(ctx, "where does Paul work?", 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(docs) != 2 || docs[0].PageContent != corpus[0].PageContent {
-		t.Fatalf("got %q, want %q first", contents(docs), corpus[0].PageContent)
-	}
-	if docs[0].Score <= docs[1].Score || docs[0].Score > 1 || docs[1].Score <= 0 {
-		t.Fatalf("scores %v, %v: want descending in (0, 1]", docs[0].Score, docs[1].Score)
-	}
-	if docs[0].Metadata["source"] != "chat" || docs[0].Metadata["year"] != float64(2026) {
-		t.Fatalf("metadata %v", docs[0].Metadata)
-	}
-	// The retriever langchaingo builds on any vector store.
-	got, err := vectorstores.ToRetriever(vs, 1).GetRelevantDocuments(ctx, "rain in Paris")
-	if err != nil || len(got) != 1 || got[0].PageContent != corpus[2].PageContent {
-		t.Fatalf("retriever: %q, %v", contents(got), err)
-	}
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		var vs vectorstores.VectorStore = newStore(t, db, nil)
+		add(t, vs, corpus)
+		docs, err := vs.SimilaritySearch(ctx, "where does Paul work?", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(docs) != 2 || docs[0].PageContent != corpus[0].PageContent {
+			t.Fatalf("got %q, want %q first", contents(docs), corpus[0].PageContent)
+		}
+		if docs[0].Score <= docs[1].Score || docs[0].Score > 1 || docs[1].Score <= 0 {
+			t.Fatalf("scores %v, %v: want descending in (0, 1]", docs[0].Score, docs[1].Score)
+		}
+		if docs[0].Metadata["source"] != "chat" || docs[0].Metadata["year"] != float64(2026) {
+			t.Fatalf("metadata %v", docs[0].Metadata)
+		}
+		// The retriever langchaingo builds on any vector store.
+		got, err := vectorstores.ToRetriever(vs, 1).GetRelevantDocuments(ctx, "rain in Paris")
+		if err != nil || len(got) != 1 || got[0].PageContent != corpus[2].PageContent {
+			t.Fatalf("retriever: %q, %v", contents(got), err)
+		}
+	})
 }
 
 func TestScoreMatchesEmbedder(t *testing.T) {
-	s := newStore(t)
-	add(t, s, corpus[:1])
-	h, _ := embed.NewHashing(0)
-	vs, _ := h.Embed(ctx, []string{corpus[0].PageContent, "Paul engineer"})
-	var dot float32
-	for i := range vs[0] {
-		dot += vs[0][i] * vs[1][i]
-	}
-	docs, err := s.SimilaritySearch(ctx, "Paul engineer", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := docs[0].Score - dot; d > 1e-5 || d < -1e-5 {
-		t.Fatalf("score %v, want the cosine similarity %v", docs[0].Score, dot)
-	}
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		s := newStore(t, db, nil)
+		add(t, s, corpus[:1])
+		h, _ := embed.NewHashing(0)
+		vs, _ := h.Embed(ctx, []string{corpus[0].PageContent, "Paul engineer"})
+		var dot float32
+		for i := range vs[0] {
+			dot += vs[0][i] * vs[1][i]
+		}
+		docs, err := s.SimilaritySearch(ctx, "Paul engineer", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := docs[0].Score - dot; d > 1e-5 || d < -1e-5 {
+			t.Fatalf("score %v, want the cosine similarity %v", docs[0].Score, dot)
+		}
+	})
 }
 
 func TestScoreThreshold(t *testing.T) {
-	s := newStore(t)
-	add(t, s, corpus)
-	all, err := s.SimilaritySearch(ctx, "Paul works at Google", 4)
-	if err != nil || len(all) != 4 {
-		t.Fatalf("%d docs, %v", len(all), err)
-	}
-	cut := all[1].Score // keeps exactly the first two (a hit at the threshold is kept)
-	docs, err := s.SimilaritySearch(ctx, "Paul works at Google", 4, vectorstores.WithScoreThreshold(cut))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(contents(docs), contents(all[:2])) {
-		t.Fatalf("threshold %v kept %q, want %q", cut, contents(docs), contents(all[:2]))
-	}
-	for _, bad := range []float32{-0.1, 1.5} {
-		_, err := s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithScoreThreshold(bad))
-		if !errors.Is(err, ErrInvalid) {
-			t.Fatalf("threshold %v: %v, want ErrInvalid", bad, err)
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		s := newStore(t, db, nil)
+		add(t, s, corpus)
+		all, err := s.SimilaritySearch(ctx, "Paul works at Google", 4)
+		if err != nil || len(all) != 4 {
+			t.Fatalf("%d docs, %v", len(all), err)
 		}
-	}
+		cut := all[1].Score // keeps exactly the first two (a hit at the threshold is kept)
+		docs, err := s.SimilaritySearch(ctx, "Paul works at Google", 4, vectorstores.WithScoreThreshold(cut))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(contents(docs), contents(all[:2])) {
+			t.Fatalf("threshold %v kept %q, want %q", cut, contents(docs), contents(all[:2]))
+		}
+		for _, bad := range []float32{-0.1, 1.5} {
+			_, err := s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithScoreThreshold(bad))
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("threshold %v: %v, want ErrInvalid", bad, err)
+			}
+		}
+	})
 }
 
 func TestFilters(t *testing.T) {
-	s := newStore(t)
-	add(t, s, corpus)
 	f, _ := mnemo.ParseFilter(`{"year": {"$lt": 2025}}`)
 	tests := []struct {
 		name   string
@@ -133,168 +156,203 @@ func TestFilters(t *testing.T) {
 		{"engine filter", f, []string{corpus[3].PageContent, corpus[1].PageContent}},
 		{"nothing admitted", map[string]any{"source": "mail"}, []string{}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			docs, err := s.SimilaritySearch(ctx, "Paul hiking", 4, vectorstores.WithFilters(tt.filter))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := contents(docs)
-			slices.Sort(got)
-			want := slices.Clone(tt.want)
-			slices.Sort(want)
-			if !slices.Equal(got, want) {
-				t.Fatalf("got %q, want %q", got, want)
-			}
-		})
-	}
-	for _, bad := range []any{`{"year": {"$near": 1}}`, map[string]any{"year": map[string]any{"$gt": 1, "$lt": 3}}, "{", func() {}} {
-		_, err := s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithFilters(bad))
-		if !errors.Is(err, ErrInvalid) {
-			t.Fatalf("filter %#v: %v, want ErrInvalid", bad, err)
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		s := newStore(t, db, nil)
+		add(t, s, corpus)
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				docs, err := s.SimilaritySearch(ctx, "Paul hiking", 4, vectorstores.WithFilters(tt.filter))
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := contents(docs)
+				slices.Sort(got)
+				want := slices.Clone(tt.want)
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Fatalf("got %q, want %q", got, want)
+				}
+			})
 		}
-	}
+		for _, bad := range []any{`{"year": {"$near": 1}}`, map[string]any{"year": map[string]any{"$gt": 1, "$lt": 3}}, "{", func() {}} {
+			_, err := s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithFilters(bad))
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("filter %#v: %v, want ErrInvalid", bad, err)
+			}
+		}
+	})
 }
 
 func TestNamespacesAndDelete(t *testing.T) {
-	s := newStore(t)
-	ids := add(t, s, corpus[:2], vectorstores.WithNameSpace("alice"))
-	add(t, s, corpus[2:], vectorstores.WithNameSpace("bob"))
-	docs, err := s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithNameSpace("alice"))
-	if err != nil || !slices.Equal(contents(docs), contents(corpus[:2])) {
-		t.Fatalf("alice: %q, %v", contents(docs), err)
-	}
-	docs, err = s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithNameSpace("nobody"))
-	if err != nil || len(docs) != 0 {
-		t.Fatalf("an unused namespace: %q, %v", contents(docs), err)
-	}
-	if got := s.DB().Collections(); !slices.Equal(got, []string{"alice", "bob"}) {
-		t.Fatalf("collections %q", got)
-	}
-	n, err := s.Delete(ctx, []string{ids[0], "absent"}, vectorstores.WithNameSpace("alice"))
-	if err != nil || n != 1 {
-		t.Fatalf("Delete = %d, %v", n, err)
-	}
-	docs, err = s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithNameSpace("alice"))
-	if err != nil || !slices.Equal(contents(docs), contents(corpus[1:2])) {
-		t.Fatalf("after Delete: %q, %v", contents(docs), err)
-	}
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		s := newStore(t, db, nil)
+		ids := add(t, s, corpus[:2], vectorstores.WithNameSpace("alice"))
+		add(t, s, corpus[2:], vectorstores.WithNameSpace("bob"))
+		docs, err := s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithNameSpace("alice"))
+		if err != nil || !slices.Equal(contents(docs), contents(corpus[:2])) {
+			t.Fatalf("alice: %q, %v", contents(docs), err)
+		}
+		docs, err = s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithNameSpace("nobody"))
+		if err != nil || len(docs) != 0 {
+			t.Fatalf("an unused namespace: %q, %v", contents(docs), err)
+		}
+		if got, err := s.DB().Collections(ctx); err != nil || !slices.Equal(got, []string{"alice", "bob"}) {
+			t.Fatalf("collections %q, %v", got, err)
+		}
+		n, err := s.Delete(ctx, []string{ids[0], "absent"}, vectorstores.WithNameSpace("alice"))
+		if err != nil || n != 1 {
+			t.Fatalf("Delete = %d, %v", n, err)
+		}
+		docs, err = s.SimilaritySearch(ctx, "Paul", 4, vectorstores.WithNameSpace("alice"))
+		if err != nil || !slices.Equal(contents(docs), contents(corpus[1:2])) {
+			t.Fatalf("after Delete: %q, %v", contents(docs), err)
+		}
+		if n, err := s.Delete(ctx, ids, vectorstores.WithNameSpace("nobody")); err != nil || n != 0 {
+			t.Fatalf("Delete in an unused namespace = %d, %v", n, err)
+		}
+	})
 }
 
 func TestDeduplicater(t *testing.T) {
-	s := newStore(t)
-	add(t, s, corpus[:1])
-	seen := func(ctx context.Context, d schema.Document) bool {
-		docs, err := s.SimilaritySearch(ctx, d.PageContent, 1, vectorstores.WithScoreThreshold(0.999))
-		return err == nil && len(docs) == 1
-	}
-	ids, err := s.AddDocuments(ctx, corpus[:2], vectorstores.WithDeduplicater(seen))
-	if err != nil || len(ids) != 1 {
-		t.Fatalf("AddDocuments = %q, %v; want one new document", ids, err)
-	}
-	c, _ := s.DB().Collection(DefaultCollection)
-	if c.Count() != 2 {
-		t.Fatalf("%d records, want 2", c.Count())
-	}
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		s := newStore(t, db, nil)
+		add(t, s, corpus[:1])
+		seen := func(ctx context.Context, d schema.Document) bool {
+			docs, err := s.SimilaritySearch(ctx, d.PageContent, 1, vectorstores.WithScoreThreshold(0.999))
+			return err == nil && len(docs) == 1
+		}
+		ids, err := s.AddDocuments(ctx, corpus[:2], vectorstores.WithDeduplicater(seen))
+		if err != nil || len(ids) != 1 {
+			t.Fatalf("AddDocuments = %q, %v; want one new document", ids, err)
+		}
+		if n := count(t, db, DefaultCollection); n != 2 {
+			t.Fatalf("%d records, want 2", n)
+		}
+	})
 }
-
-// zero is an embedder that maps every text to the zero vector.
-type zero struct{}
-
-func (zero) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	vs := make([][]float32, len(texts))
-	for i := range vs {
-		vs[i] = make([]float32, 8)
-	}
-	return vs, nil
-}
-func (zero) Dimension() int   { return 8 }
-func (zero) Identity() string { return "test/zero/8" }
 
 func TestBadInput(t *testing.T) {
-	s := newStore(t)
-	zs, err := NewStore(s.DB(), &Options{Collection: "zero", Embedder: zero{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		err  error
-		want error
-	}{
-		{"empty document", func() error { _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: " "}}); return err }(), ErrEmpty},
-		{"zero vector", func() error { _, err := zs.AddDocuments(ctx, corpus[:1]); return err }(), ErrEmpty},
-		{"zero query vector", func() error { _, err := zs.SimilaritySearch(ctx, "Paul", 1); return err }(), ErrEmpty},
-		{"invalid UTF-8", func() error { _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "a\xff"}}); return err }(), ErrInvalid},
-		{"threshold on add", func() error {
-			_, err := s.AddDocuments(ctx, corpus, vectorstores.WithScoreThreshold(0.5))
-			return err
-		}(), ErrInvalid},
-		{"no results wanted", func() error { _, err := s.SimilaritySearch(ctx, "Paul", 0); return err }(), ErrInvalid},
-		{"empty query", func() error { _, err := s.SimilaritySearch(ctx, "", 1); return err }(), ErrEmpty},
-		{"metadata JSON cannot carry", func() error {
-			_, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "x", Metadata: map[string]any{"f": func() {}}}})
-			return err
-		}(), mnemo.ErrInvalidRecord},
-		{"nil database", func() error { _, err := NewStore(nil, nil); return err }(), ErrInvalid},
-	}
-	for _, tt := range tests {
-		if !errors.Is(tt.err, tt.want) {
-			t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		s := newStore(t, db, nil)
+		zs := newStore(t, db, &Options{Collection: "zero", Embedder: vectorstoretest.Zero{}})
+		tests := []struct {
+			name string
+			err  error
+			want error
+		}{
+			{"empty document", func() error { _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: " "}}); return err }(), ErrEmpty},
+			{"zero vector", func() error { _, err := zs.AddDocuments(ctx, corpus[:1]); return err }(), ErrEmpty},
+			{"zero query vector", func() error { _, err := zs.SimilaritySearch(ctx, "Paul", 1); return err }(), ErrEmpty},
+			{"invalid UTF-8", func() error { _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "a\xff"}}); return err }(), ErrInvalid},
+			{"threshold on add", func() error {
+				_, err := s.AddDocuments(ctx, corpus, vectorstores.WithScoreThreshold(0.5))
+				return err
+			}(), ErrInvalid},
+			{"no results wanted", func() error { _, err := s.SimilaritySearch(ctx, "Paul", 0); return err }(), ErrInvalid},
+			{"empty query", func() error { _, err := s.SimilaritySearch(ctx, "", 1); return err }(), ErrEmpty},
+			{"metadata JSON cannot carry", func() error {
+				_, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "x", Metadata: map[string]any{"f": func() {}}}})
+				return err
+			}(), mnemo.ErrInvalidRecord},
+			{"nil database", func() error { _, err := NewStore(ctx, nil, nil); return err }(), ErrInvalid},
 		}
-	}
-	if c, err := s.DB().Collection(DefaultCollection); err == nil && c.Count() != 0 {
-		t.Fatalf("a refused add stored %d records", c.Count())
-	}
+		for _, tt := range tests {
+			if !errors.Is(tt.err, tt.want) {
+				t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
+			}
+		}
+		if n := count(t, db, DefaultCollection); n != 0 {
+			t.Fatalf("a refused add stored %d records", n)
+		}
+	})
 }
 
 func TestEmbedderOption(t *testing.T) {
-	s := newStore(t)
-	add(t, s, corpus)
-	h, _ := embed.NewHashing(0)
-	// A plain langchaingo embedder cannot say what space it embeds into.
-	theirs, err := embeddings.NewEmbedder(embeddings.EmbedderClientFunc(h.Embed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.SimilaritySearch(ctx, "Paul", 1, vectorstores.WithEmbedder(theirs))
-	if !errors.Is(err, ErrNoIdentity) {
-		t.Fatalf("plain embedder: %v, want ErrNoIdentity", err)
-	}
-	// Wrapped with the hashing embedder's identity, it searches the same space.
-	same, err := NewForeignEmbedder(theirs, h.Dimension(), h.Identity())
-	if err != nil {
-		t.Fatal(err)
-	}
-	docs, err := s.SimilaritySearch(ctx, "Anna bakery", 1, vectorstores.WithEmbedder(same))
-	if err != nil || len(docs) != 1 || docs[0].PageContent != corpus[1].PageContent {
-		t.Fatalf("same space: %q, %v", contents(docs), err)
-	}
-	// Under another identity, the collection refuses it.
-	other, _ := NewForeignEmbedder(theirs, h.Dimension(), "other/model/384")
-	_, err = s.SimilaritySearch(ctx, "Paul", 1, vectorstores.WithEmbedder(other))
-	if !errors.Is(err, embed.ErrMismatch) {
-		t.Fatalf("other identity: %v, want embed.ErrMismatch", err)
-	}
-	_, err = s.AddDocuments(ctx, corpus[:1], vectorstores.WithEmbedder(other))
-	if !errors.Is(err, embed.ErrMismatch) {
-		t.Fatalf("add with other identity: %v, want embed.ErrMismatch", err)
-	}
-	// In a namespace of its own, it builds its own collection.
-	add(t, s, corpus[:1], vectorstores.WithEmbedder(other), vectorstores.WithNameSpace("other"))
-	c, _ := s.DB().Collection("other")
-	if c.Config().Embedder != "other/model/384" {
-		t.Fatalf("collection embedder %q", c.Config().Embedder)
-	}
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		s := newStore(t, db, nil)
+		add(t, s, corpus)
+		h, _ := embed.NewHashing(0)
+		// A plain langchaingo embedder cannot say what space it embeds into.
+		theirs, err := embeddings.NewEmbedder(embeddings.EmbedderClientFunc(h.Embed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = s.SimilaritySearch(ctx, "Paul", 1, vectorstores.WithEmbedder(theirs))
+		if !errors.Is(err, ErrNoIdentity) {
+			t.Fatalf("plain embedder: %v, want ErrNoIdentity", err)
+		}
+		// Wrapped with the hashing embedder's identity, it searches the same space.
+		same, err := NewForeignEmbedder(theirs, h.Dimension(), h.Identity())
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs, err := s.SimilaritySearch(ctx, "Anna bakery", 1, vectorstores.WithEmbedder(same))
+		if err != nil || len(docs) != 1 || docs[0].PageContent != corpus[1].PageContent {
+			t.Fatalf("same space: %q, %v", contents(docs), err)
+		}
+		// Under another identity, the collection refuses it.
+		other, _ := NewForeignEmbedder(theirs, h.Dimension(), "other/model/384")
+		_, err = s.SimilaritySearch(ctx, "Paul", 1, vectorstores.WithEmbedder(other))
+		if !errors.Is(err, embed.ErrMismatch) {
+			t.Fatalf("other identity: %v, want embed.ErrMismatch", err)
+		}
+		_, err = s.AddDocuments(ctx, corpus[:1], vectorstores.WithEmbedder(other))
+		if !errors.Is(err, embed.ErrMismatch) {
+			t.Fatalf("add with other identity: %v, want embed.ErrMismatch", err)
+		}
+		// In a namespace of its own, it builds its own collection.
+		add(t, s, corpus[:1], vectorstores.WithEmbedder(other), vectorstores.WithNameSpace("other"))
+		c, err := db.Collection(ctx, "other")
+		if err != nil || c.Config().Embedder != "other/model/384" {
+			t.Fatalf("collection embedder: %v", err)
+		}
+	})
 }
 
+// TestPersistence: documents stored through one handle of a database are
+// found through the next, on every backend.
 func TestPersistence(t *testing.T) {
+	vectorstoretest.RunReopen(t, func(t *testing.T, open func() mnemo.Store) {
+		db := open()
+		ids := add(t, newStore(t, db, nil), corpus, vectorstores.WithNameSpace("notes"))
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		db = open()
+		s := newStore(t, db, nil)
+		docs, err := s.SimilaritySearch(ctx, "where does Paul work?", 1, vectorstores.WithNameSpace("notes"),
+			vectorstores.WithFilters(map[string]any{"source": "chat"}))
+		if err != nil || len(docs) != 1 || docs[0].PageContent != corpus[0].PageContent {
+			t.Fatalf("after reopen: %q, %v", contents(docs), err)
+		}
+		if n, err := s.Delete(ctx, ids, vectorstores.WithNameSpace("notes")); err != nil || n != len(ids) {
+			t.Fatalf("Delete after reopen = %d, %v", n, err)
+		}
+		// Reopening with another embedder is refused, not mixed.
+		other, _ := embed.NewHashing(128)
+		s2 := newStore(t, db, &Options{Collection: "notes", Embedder: other})
+		if _, err := s2.SimilaritySearch(ctx, "Paul", 1); !errors.Is(err, embed.ErrMismatch) {
+			t.Fatalf("other embedder: %v, want embed.ErrMismatch", err)
+		}
+	})
+}
+
+// TestOpenStore: OpenStore owns a database in a directory, which Close
+// closes; NewStore leaves the caller's open.
+func TestOpenStore(t *testing.T) {
 	dir := t.TempDir()
 	s, err := OpenStore(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := add(t, s, corpus, vectorstores.WithNameSpace("notes"))
+	add(t, s, corpus)
+	borrowed := newStore(t, s.DB(), nil)
+	if err := borrowed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if docs, err := s.SimilaritySearch(ctx, "Paul", 1); err != nil || len(docs) != 1 {
+		t.Fatalf("after closing a NewStore: %q, %v", contents(docs), err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -303,47 +361,30 @@ func TestPersistence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	docs, err := s.SimilaritySearch(ctx, "where does Paul work?", 1, vectorstores.WithNameSpace("notes"),
-		vectorstores.WithFilters(map[string]any{"source": "chat"}))
-	if err != nil || len(docs) != 1 || docs[0].PageContent != corpus[0].PageContent {
-		t.Fatalf("after reopen: %q, %v", contents(docs), err)
-	}
-	if n, err := s.Delete(ctx, ids, vectorstores.WithNameSpace("notes")); err != nil || n != len(ids) {
-		t.Fatalf("Delete after reopen = %d, %v", n, err)
-	}
-	// Reopening with another embedder is refused, not mixed.
-	other, _ := embed.NewHashing(128)
-	s2, err := NewStore(s.DB(), &Options{Collection: "notes", Embedder: other})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s2.SimilaritySearch(ctx, "Paul", 1); !errors.Is(err, embed.ErrMismatch) {
-		t.Fatalf("other embedder: %v, want embed.ErrMismatch", err)
+	if n := count(t, s.DB(), DefaultCollection); n != len(corpus) {
+		t.Fatalf("after reopen: %d records", n)
 	}
 }
 
 // TestModes: the store searches hybrid by default; Options.Mode chooses
 // words alone (only documents holding a query word) or vectors alone.
 func TestModes(t *testing.T) {
-	for _, tc := range []struct {
-		mode mnemo.Mode
-		want int // documents found for "bakery" with k 4
-	}{{"", 4}, {mnemo.ModeHybrid, 4}, {mnemo.ModeVector, 4}, {mnemo.ModeText, 1}} {
-		s, err := OpenStore("", &Options{Mode: tc.mode})
-		if err != nil {
-			t.Fatal(err)
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		for _, tc := range []struct {
+			mode mnemo.Mode
+			want int // documents found for "bakery" with k 4
+		}{{"", 4}, {mnemo.ModeHybrid, 4}, {mnemo.ModeVector, 4}, {mnemo.ModeText, 1}} {
+			s := newStore(t, db, &Options{Collection: "mode-" + string(tc.mode), Mode: tc.mode})
+			add(t, s, corpus)
+			docs, err := s.SimilaritySearch(ctx, "bakery", 4)
+			if err != nil || len(docs) != tc.want || docs[0].PageContent != corpus[1].PageContent || docs[0].Score <= 0 {
+				t.Fatalf("mode %q: %q, %v", tc.mode, contents(docs), err)
+			}
 		}
+		s := newStore(t, db, &Options{Collection: "fuzzy", Mode: "fuzzy"})
 		add(t, s, corpus)
-		docs, err := s.SimilaritySearch(ctx, "bakery", 4)
-		if err != nil || len(docs) != tc.want || docs[0].PageContent != corpus[1].PageContent || docs[0].Score <= 0 {
-			t.Fatalf("mode %q: %q, %v", tc.mode, contents(docs), err)
+		if _, err := s.SimilaritySearch(ctx, "bakery", 4); !errors.Is(err, mnemo.ErrBadQuery) {
+			t.Fatalf("unknown mode: %v", err)
 		}
-		s.Close()
-	}
-	s, _ := OpenStore("", &Options{Mode: "fuzzy"})
-	defer s.Close()
-	add(t, s, corpus)
-	if _, err := s.SimilaritySearch(ctx, "bakery", 4); !errors.Is(err, mnemo.ErrBadQuery) {
-		t.Fatalf("unknown mode: %v", err)
-	}
+	})
 }

@@ -5,24 +5,27 @@
 // document) and the embedder is mnemo's offline one, so it runs without a
 // network or an API key:
 //
-//	go run ./example            # a database in a temporary directory
-//	go run ./example -db DIR    # keep it; run again to see the history resumed
+//	go run ./example                  # an embedded database in memory
+//	go run ./example -db DIR          # on disk; run again to see the history resumed
+//	go run ./example -pg postgres://  # in PostgreSQL with pgvector
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
-	"os"
 	"strings"
 
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/schema"
 	"github.com/tmc/langchaingo/vectorstores"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	mnemo "github.com/mnemodb/mnemo/integrations/langchaingo"
+	lcmnemo "github.com/mnemodb/mnemo/integrations/langchaingo"
+	"github.com/mnemodb/mnemo/postgres"
 )
 
 // scriptedModel is an llms.Model that answers from the context it is
@@ -58,38 +61,40 @@ var notes = []schema.Document{
 }
 
 func main() {
-	dir := flag.String("db", "", "database directory (default: a temporary one)")
+	dir := flag.String("db", "", "embedded database directory (default: in memory)")
+	dsn := flag.String("pg", "", "PostgreSQL URL (instead of an embedded database)")
 	flag.Parse()
-	if err := run(context.Background(), *dir); err != nil {
+	if err := run(context.Background(), *dir, *dsn); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, dir string) error {
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "mnemo-langchaingo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+// open opens the agent's database: PostgreSQL when dsn is set, else the
+// embedded engine in dir (in memory when dir is empty).
+func open(ctx context.Context, dir, dsn string) (mnemo.Store, error) {
+	if dsn != "" {
+		return postgres.Open(ctx, dsn, nil)
 	}
-	db, err := engine.Open(dir, nil)
+	return engine.OpenStore(dir, &engine.Options{InMemory: dir == ""})
+}
+
+func run(ctx context.Context, dir, dsn string) error {
+	db, err := open(ctx, dir, dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 
-	store, err := mnemo.NewStore(db, nil) // the offline hashing embedder
+	store, err := lcmnemo.NewStore(ctx, db, nil) // the offline hashing embedder
 	if err != nil {
 		return err
 	}
-	if c, err := db.Collection(mnemo.DefaultCollection); err != nil || c.Count() == 0 {
+	if _, err := db.Collection(ctx, lcmnemo.DefaultCollection); errors.Is(err, mnemo.ErrCollectionNotFound) { // a first run
 		if _, err := store.AddDocuments(ctx, notes); err != nil {
 			return err
 		}
 	}
-	history, err := mnemo.NewHistory(db, "demo", nil)
+	history, err := lcmnemo.NewHistory(ctx, db, "demo", nil)
 	if err != nil {
 		return err
 	}
