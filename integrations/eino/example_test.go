@@ -13,7 +13,7 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	db, _ := engine.Open("", &engine.Options{InMemory: true})
+	db, _ := engine.OpenStore("", &engine.Options{InMemory: true}) // or postgres.Open(ctx, dsn, nil)
 	defer db.Close()
 
 	idx, _ := mnemo.NewIndexer(ctx, db, nil) // the offline hashing embedder

@@ -9,9 +9,13 @@ import (
 	"github.com/cloudwego/eino/schema"
 
 	"github.com/mnemodb/mnemo"
-	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/vectorstore"
 )
+
+// DefaultCollection is the collection of an Indexer or Retriever whose
+// config names none.
+const DefaultCollection = "eino"
 
 // IndexerConfig configures an Indexer; nil means the defaults.
 type IndexerConfig struct {
@@ -23,33 +27,36 @@ type IndexerConfig struct {
 	Embedder embed.Embedder
 }
 
-// Indexer stores Eino documents in a mnemo database. It is safe for
-// concurrent use by multiple goroutines.
+// Indexer stores Eino documents in a mnemo database (any backend). It is
+// safe for concurrent use by multiple goroutines.
 type Indexer struct {
-	db         *engine.DB
-	collection string
-	emb        embed.Embedder
+	docs *vectorstore.Store
 }
 
 var _ indexer.Indexer = (*Indexer)(nil)
 
-// NewIndexer returns an indexer into db; the caller keeps ownership of db.
-func NewIndexer(_ context.Context, db *engine.DB, cfg *IndexerConfig) (*Indexer, error) {
-	if db == nil {
-		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
-	}
+// NewIndexer returns an indexer into db: an engine database the caller
+// has open (engine.DB.Store) or a server (package postgres). It creates
+// no collection (the first Store does), so ctx is not used yet. The
+// caller keeps ownership of db.
+func NewIndexer(ctx context.Context, db mnemo.Store, cfg *IndexerConfig) (*Indexer, error) {
 	var c IndexerConfig
 	if cfg != nil {
 		c = *cfg
 	}
-	if c.Collection == "" {
-		c.Collection = DefaultCollection
-	}
-	e, err := defaultEmbedder(c.Embedder)
+	docs, err := vectorstore.New(ctx, db, &vectorstore.Options{Collection: collection(c.Collection), Embedder: c.Embedder})
 	if err != nil {
 		return nil, err
 	}
-	return &Indexer{db: db, collection: c.Collection, emb: e}, nil
+	return &Indexer{docs: docs}, nil
+}
+
+// collection returns name, or DefaultCollection when it is empty.
+func collection(name string) string {
+	if name == "" {
+		return DefaultCollection
+	}
+	return name
 }
 
 // reserved are Eino's metadata keys that are not stored: the score belongs
@@ -59,56 +66,34 @@ var reserved = []string{"_score", "_dense_vector", "_sparse_vector"}
 // Store embeds each document's Content and upserts the documents, by ID,
 // in one atomic, durable write per collection, and returns their IDs (a
 // new UUID for a document without one). indexer.WithSubIndexes stores them
-// in each named collection instead of the configured one (one write each);
-// indexer.WithEmbedding replaces the embedder for this call.
+// in each named collection instead of the configured one (one write each,
+// the documents embedded once); indexer.WithEmbedding replaces the
+// embedder for this call.
 func (ix *Indexer) Store(ctx context.Context, docs []*schema.Document, opts ...indexer.Option) ([]string, error) {
 	o := indexer.GetCommonOptions(nil, opts...)
-	e := ix.emb
-	if o.Embedding != nil {
-		var err error
-		if e, err = asMnemo(o.Embedding); err != nil {
-			return nil, err
-		}
+	e, err := vectorstore.AsEmbedder(o.Embedding)
+	if err != nil {
+		return nil, err
 	}
+	store := ix.docs.With("", e)
 	names := o.SubIndexes
 	if len(names) == 0 {
-		names = []string{ix.collection}
+		names = []string{store.Name()}
 	}
-	texts := make([]string, len(docs))
+	vdocs := make([]vectorstore.Doc, len(docs))
 	for i, d := range docs {
 		if d == nil {
 			return nil, fmt.Errorf("%w: document %d is nil", ErrInvalid, i)
 		}
-		texts[i] = d.Content
+		vdocs[i] = vectorstore.Doc{ID: d.ID, Text: d.Content, Metadata: stored(d.MetaData)}
 	}
-	if len(docs) == 0 {
-		return nil, nil
-	}
-	vs, err := embedTexts(ctx, e, "document", texts)
-	if err != nil {
+	recs, err := store.Records(ctx, vdocs)
+	if err != nil || len(recs) == 0 {
 		return nil, err
-	}
-	recs := make([]mnemo.Record, len(docs))
-	for i, d := range docs {
-		meta := d.MetaData
-		for _, k := range reserved {
-			if _, ok := meta[k]; ok {
-				meta = maps.Clone(meta)
-				for _, k := range reserved {
-					delete(meta, k)
-				}
-				break
-			}
-		}
-		recs[i] = mnemo.Record{ID: d.ID, Vector: vs[i], Content: d.Content, Metadata: meta}
 	}
 	var ids []string
 	for _, name := range names {
-		c, err := collection(ctx, ix.db, name, e, true)
-		if err != nil {
-			return nil, err
-		}
-		if ids, err = c.Upsert(ctx, recs...); err != nil {
+		if ids, err = store.With(name, nil).Upsert(ctx, recs...); err != nil {
 			return nil, err
 		}
 		for i := range recs { // every collection gets the same IDs
@@ -116,6 +101,21 @@ func (ix *Indexer) Store(ctx context.Context, docs []*schema.Document, opts ...i
 		}
 	}
 	return ids, nil
+}
+
+// stored returns the metadata to store of a document: meta without the
+// reserved keys (a copy when it has any).
+func stored(meta map[string]any) map[string]any {
+	for _, k := range reserved {
+		if _, ok := meta[k]; ok {
+			meta = maps.Clone(meta)
+			for _, k := range reserved {
+				delete(meta, k)
+			}
+			return meta
+		}
+	}
+	return meta
 }
 
 // GetType names the component in Eino's callbacks.

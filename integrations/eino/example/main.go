@@ -4,8 +4,9 @@
 // scripted (it answers from the first retrieved document) and the embedder
 // is mnemo's offline one, so it runs without a network or an API key:
 //
-//	go run ./example            # a database in a temporary directory
-//	go run ./example -db DIR    # keep it
+//	go run ./example                  # an embedded database in memory
+//	go run ./example -db DIR          # on disk
+//	go run ./example -pg postgres://  # in PostgreSQL with pgvector
 package main
 
 import (
@@ -13,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 	"strings"
 
 	"github.com/cloudwego/eino/components/model"
@@ -21,8 +21,10 @@ import (
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	mnemo "github.com/mnemodb/mnemo/integrations/eino"
+	einomnemo "github.com/mnemodb/mnemo/integrations/eino"
+	"github.com/mnemodb/mnemo/postgres"
 )
 
 // scriptedModel is a chat model that answers from the context it is given:
@@ -56,36 +58,38 @@ var notes = []*schema.Document{
 }
 
 func main() {
-	dir := flag.String("db", "", "database directory (default: a temporary one)")
+	dir := flag.String("db", "", "embedded database directory (default: in memory)")
+	dsn := flag.String("pg", "", "PostgreSQL URL (instead of an embedded database)")
 	flag.Parse()
-	if err := run(context.Background(), *dir); err != nil {
+	if err := run(context.Background(), *dir, *dsn); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, dir string) error {
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "mnemo-eino-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+// open opens the agent's database: PostgreSQL when dsn is set, else the
+// embedded engine in dir (in memory when dir is empty).
+func open(ctx context.Context, dir, dsn string) (mnemo.Store, error) {
+	if dsn != "" {
+		return postgres.Open(ctx, dsn, nil)
 	}
-	db, err := engine.Open(dir, nil)
+	return engine.OpenStore(dir, &engine.Options{InMemory: dir == ""})
+}
+
+func run(ctx context.Context, dir, dsn string) error {
+	db, err := open(ctx, dir, dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 
-	idx, err := mnemo.NewIndexer(ctx, db, nil) // the offline hashing embedder
+	idx, err := einomnemo.NewIndexer(ctx, db, nil) // the offline hashing embedder
 	if err != nil {
 		return err
 	}
 	if _, err := idx.Store(ctx, notes); err != nil { // by ID: a rerun replaces them
 		return err
 	}
-	ret, err := mnemo.NewRetriever(ctx, db, &mnemo.RetrieverConfig{TopK: 2})
+	ret, err := einomnemo.NewRetriever(ctx, db, &einomnemo.RetrieverConfig{TopK: 2})
 	if err != nil {
 		return err
 	}
@@ -96,7 +100,7 @@ func run(ctx context.Context, dir string) error {
 	}
 	for _, q := range []string{"Where does Paul work?", "When is the team meeting?", "What is the capital of Peru?"} {
 		answer, err := agent.Invoke(ctx, q,
-			compose.WithRetrieverOption(retriever.WithScoreThreshold(0.1), mnemo.WithFilter(`{"topic": {"$ne": "office"}}`)))
+			compose.WithRetrieverOption(retriever.WithScoreThreshold(0.1), einomnemo.WithFilter(`{"topic": {"$ne": "office"}}`)))
 		if err != nil {
 			return err
 		}
