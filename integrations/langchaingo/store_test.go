@@ -34,24 +34,6 @@ func newStore(t *testing.T, db mnemo.Store, opts *Options) *Store {
 	return s
 }
 
-// count returns the number of records in the collection name of db (0
-// when there is none).
-func count(t *testing.T, db mnemo.Store, name string) int {
-	t.Helper()
-	c, err := db.Collection(ctx, name)
-	if errors.Is(err, mnemo.ErrCollectionNotFound) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := c.Count(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func add(t *testing.T, vs vectorstores.VectorStore, docs []schema.Document, opts ...vectorstores.Option) []string {
 	t.Helper()
 	ids, err := vs.AddDocuments(ctx, docs, opts...)
@@ -225,7 +207,7 @@ func TestDeduplicater(t *testing.T) {
 		if err != nil || len(ids) != 1 {
 			t.Fatalf("AddDocuments = %q, %v; want one new document", ids, err)
 		}
-		if n := count(t, db, DefaultCollection); n != 2 {
+		if n := vectorstoretest.Count(t, db, DefaultCollection); n != 2 {
 			t.Fatalf("%d records, want 2", n)
 		}
 	})
@@ -261,7 +243,7 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("%s: %v, want %v", tt.name, tt.err, tt.want)
 			}
 		}
-		if n := count(t, db, DefaultCollection); n != 0 {
+		if n := vectorstoretest.Count(t, db, DefaultCollection); n != 0 {
 			t.Fatalf("a refused add stored %d records", n)
 		}
 	})
@@ -361,7 +343,7 @@ func TestOpenStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if n := count(t, s.DB(), DefaultCollection); n != len(corpus) {
+	if n := vectorstoretest.Count(t, s.DB(), DefaultCollection); n != len(corpus) {
 		t.Fatalf("after reopen: %d records", n)
 	}
 }

@@ -11,6 +11,7 @@ package vectorstoretest
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/mnemodb/mnemo"
@@ -68,6 +69,25 @@ func RunReopen(t *testing.T, body func(t *testing.T, open func() mnemo.Store)) {
 			return s
 		})
 	})
+}
+
+// Count returns the number of records in the collection name of db, 0
+// when there is none; it fails t on another error.
+func Count(t testing.TB, db mnemo.Store, name string) int {
+	t.Helper()
+	ctx := context.Background()
+	c, err := db.Collection(ctx, name)
+	if errors.Is(err, mnemo.ErrCollectionNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Count(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // Zero is an embedder that maps every text to the zero vector of
