@@ -44,14 +44,21 @@ func (e *Embedder) EmbedStrings(ctx context.Context, texts []string, opts ...emb
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]float64, len(vs))
+	return convert[float64](vs), nil
+}
+
+// convert copies vectors into the other float type: widening is exact;
+// narrowing keeps a NaN a NaN and makes a value beyond float32 an
+// infinity, both of which vectorstore.Foreign refuses.
+func convert[To, From float32 | float64](vs [][]From) [][]To {
+	out := make([][]To, len(vs))
 	for i, v := range vs {
-		out[i] = make([]float64, len(v))
+		out[i] = make([]To, len(v))
 		for j, x := range v {
-			out[i][j] = float64(x)
+			out[i][j] = To(x)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // GetType names the component in Eino's callbacks.
@@ -87,14 +94,7 @@ func NewForeignEmbedder(e embedding.Embedder, dim int, identity string) (*Foreig
 		if err != nil {
 			return nil, err
 		}
-		out := make([][]float32, len(vs))
-		for i, v := range vs {
-			out[i] = make([]float32, len(v))
-			for j, x := range v {
-				out[i][j] = float32(x) // a NaN stays one, a value beyond float32 becomes an infinity: both refused
-			}
-		}
-		return out, nil
+		return convert[float32](vs), nil
 	}
 	f, err := vectorstore.NewForeign(narrow, nil, dim, identity)
 	if err != nil {
