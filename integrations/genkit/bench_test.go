@@ -16,13 +16,13 @@ import (
 // schema, traced), the DocStore's retriever function called directly, and
 // what that function does on the engine (embed the query, Query).
 func BenchmarkRetrieve(b *testing.B) {
-	db, err := engine.Open("", &engine.Options{InMemory: true})
+	db, err := engine.OpenStore("", &engine.Options{InMemory: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer db.Close()
 	g := genkit.Init(ctx)
-	ds, r, err := DefineRetriever(g, db, "bench", nil, nil)
+	ds, r, err := DefineRetriever(ctx, g, db, "bench", nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,12 +55,13 @@ func BenchmarkRetrieve(b *testing.B) {
 	})
 	b.Run("engine", func(b *testing.B) {
 		f, _ := mnemo.NewFilter(map[string]any{"city": "Paris"})
+		c, _ := ds.Collection(ctx)
 		for i := 0; b.Loop(); i++ {
-			vs, err := ds.emb.Embed(ctx, []string{queries[i%len(queries)]})
+			vs, err := ds.docs.Embedder().Embed(ctx, []string{queries[i%len(queries)]})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := ds.c.Query(ctx, mnemo.Query{Vector: vs[0], K: 4, Filter: f}); err != nil {
+			if _, err := c.Query(ctx, mnemo.Query{Vector: vs[0], K: 4, Filter: f}); err != nil {
 				b.Fatal(err)
 			}
 		}

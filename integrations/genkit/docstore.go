@@ -4,12 +4,9 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
-	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core"
@@ -17,8 +14,8 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 
 	"github.com/mnemodb/mnemo"
-	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/vectorstore"
 )
 
 // ScoreKey is the metadata key under which a retrieved document carries
@@ -40,27 +37,66 @@ type Config struct {
 	Embedder embed.Embedder
 }
 
+// documents returns the options of the vectorstore.Store behind the
+// DocStore of the retriever name.
+func (c *Config) documents(name string) *vectorstore.Options {
+	o := vectorstore.Options{Collection: name}
+	if c != nil {
+		o.Embedder = c.Embedder
+		if c.Collection != "" {
+			o.Collection = c.Collection
+		}
+	}
+	return &o
+}
+
 // DocStore is a mnemo collection of Genkit documents: Index adds to it, the
 // retriever DefineRetriever registered searches it. It is safe for
 // concurrent use by multiple goroutines.
 type DocStore struct {
-	db   *engine.DB
-	name string
-	emb  embed.Embedder
-	c    *engine.Collection
+	docs *vectorstore.Store
 }
 
 // DefineRetriever creates (or opens) the collection of the retriever name
 // in db, registers the retriever "mnemo/NAME" in g, and returns the
-// DocStore that indexes into it with the retriever. The caller keeps
-// ownership of db. opts may be nil; its ConfigSchema defaults to
-// RetrieverOptions' schema (opts itself is not changed).
-func DefineRetriever(g *genkit.Genkit, db *engine.DB, name string, cfg *Config, opts *ai.RetrieverOptions) (*DocStore, ai.Retriever, error) {
+// DocStore that indexes into it with the retriever; ctx bounds creating
+// the collection. db is any backend: an engine database the caller has
+// open (engine.DB.Store) or a server (package postgres). The caller keeps
+// ownership of db: DocStore.Close leaves it open. opts may be nil; its
+// ConfigSchema defaults to RetrieverOptions' schema (opts itself is not
+// changed).
+func DefineRetriever(ctx context.Context, g *genkit.Genkit, db mnemo.Store, name string, cfg *Config, opts *ai.RetrieverOptions) (*DocStore, ai.Retriever, error) {
 	if g == nil || db == nil || name == "" {
 		return nil, nil, fmt.Errorf("%w: DefineRetriever needs a Genkit, a database and a name", ErrInvalid)
 	}
-	ds, err := newDocStore(db, name, cfg)
+	docs, err := vectorstore.New(ctx, db, cfg.documents(name))
 	if err != nil {
+		return nil, nil, err
+	}
+	return define(ctx, g, &DocStore{docs: docs}, name, opts)
+}
+
+// OpenRetriever is DefineRetriever on an embedded database it opens (or
+// creates) in dir; an empty dir means in memory only. DocStore.Close
+// closes the database.
+func OpenRetriever(dir string, g *genkit.Genkit, name string, cfg *Config, opts *ai.RetrieverOptions) (*DocStore, ai.Retriever, error) {
+	if g == nil || name == "" {
+		return nil, nil, fmt.Errorf("%w: OpenRetriever needs a Genkit and a name", ErrInvalid)
+	}
+	docs, err := vectorstore.Open(dir, cfg.documents(name))
+	if err != nil {
+		return nil, nil, err
+	}
+	ds, r, err := define(context.Background(), g, &DocStore{docs: docs}, name, opts)
+	if err != nil {
+		docs.Close()
+	}
+	return ds, r, err
+}
+
+// define creates ds's collection and registers its retriever.
+func define(ctx context.Context, g *genkit.Genkit, ds *DocStore, name string, opts *ai.RetrieverOptions) (*DocStore, ai.Retriever, error) {
+	if _, err := ds.docs.Collection(ctx); err != nil {
 		return nil, nil, err
 	}
 	o := ai.RetrieverOptions{Label: "mnemo " + name}
@@ -84,34 +120,15 @@ func IsDefinedRetriever(g *genkit.Genkit, name string) bool {
 	return Retriever(g, name) != nil
 }
 
-func newDocStore(db *engine.DB, name string, cfg *Config) (*DocStore, error) {
-	var c Config
-	if cfg != nil {
-		c = *cfg
-	}
-	if c.Collection == "" {
-		c.Collection = name
-	}
-	e, err := defaultEmbedder(c.Embedder)
-	if err != nil {
-		return nil, err
-	}
-	id := e.Identity()
-	col, err := db.CreateCollection(context.Background(), c.Collection,
-		mnemo.CollectionConfig{Dimension: e.Dimension(), Metric: mnemo.Cosine, Embedder: id})
-	if errors.Is(err, mnemo.ErrCollectionExists) {
-		if old, gerr := db.Collection(c.Collection); gerr == nil && old.Config().Embedder != id {
-			return nil, fmt.Errorf("%w: collection %q was built with %q, opened with %q", embed.ErrMismatch, c.Collection, old.Config().Embedder, id)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	return &DocStore{db: db, name: name, emb: e, c: col}, nil
-}
+// Close closes the database if OpenRetriever opened it; otherwise it does
+// nothing. The retriever stays registered in its Genkit.
+func (ds *DocStore) Close() error { return ds.docs.Close() }
 
-// Collection returns the engine collection holding the documents.
-func (ds *DocStore) Collection() *engine.Collection { return ds.c }
+// Collection returns the collection holding the documents (created again
+// if it was dropped).
+func (ds *DocStore) Collection(ctx context.Context) (mnemo.Collection, error) {
+	return ds.docs.Collection(ctx)
+}
 
 // Index embeds docs and stores them in ds, in one atomic, durable write.
 // A document's ID is the MD5 of its JSON encoding, so indexing the same
@@ -130,8 +147,8 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) ([]string, e
 	if len(docs) == 0 {
 		return nil, nil
 	}
-	texts := make([]string, len(docs))
-	recs := make([]mnemo.Record, len(docs))
+	ids := make([]string, len(docs))
+	vdocs := make([]vectorstore.Doc, len(docs))
 	for i, d := range docs {
 		t, err := text(d)
 		if err != nil {
@@ -143,37 +160,26 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) ([]string, e
 			delete(meta, ScoreKey)
 			d = &ai.Document{Content: d.Content, Metadata: meta}
 		}
-		id, err := docID(d)
-		if err != nil {
+		if ids[i], err = docID(d); err != nil {
 			return nil, fmt.Errorf("document %d: %w", i, err)
 		}
-		texts[i] = t
-		recs[i] = mnemo.Record{ID: id, Content: t, Metadata: meta}
+		vdocs[i] = vectorstore.Doc{ID: ids[i], Text: t, Metadata: meta}
 	}
-	vs, err := embedTexts(ctx, ds.emb, "document", texts)
-	if err != nil {
-		return nil, err
-	}
-	ids := make([]string, len(recs))
-	for i := range recs {
-		recs[i].Vector = vs[i]
-		ids[i] = recs[i].ID
-	}
-	if _, err := ds.c.Upsert(ctx, dedupe(recs)...); err != nil {
+	if _, err := ds.docs.Add(ctx, dedupe(vdocs)); err != nil {
 		return nil, err
 	}
 	return ids, nil
 }
 
-// dedupe drops repeated records (equal documents have equal IDs), which
-// one engine batch refuses.
-func dedupe(recs []mnemo.Record) []mnemo.Record {
-	seen := make(map[string]bool, len(recs))
-	out := recs[:0:0]
-	for _, r := range recs {
-		if !seen[r.ID] {
-			seen[r.ID] = true
-			out = append(out, r)
+// dedupe drops repeated documents (equal documents have equal IDs), which
+// one write refuses.
+func dedupe(docs []vectorstore.Doc) []vectorstore.Doc {
+	seen := make(map[string]bool, len(docs))
+	out := docs[:0:0]
+	for _, d := range docs {
+		if !seen[d.ID] {
+			seen[d.ID] = true
+			out = append(out, d)
 		}
 	}
 	return out
@@ -182,7 +188,7 @@ func dedupe(recs []mnemo.Record) []mnemo.Record {
 // Delete removes the documents with the given IDs and returns how many
 // existed.
 func (ds *DocStore) Delete(ctx context.Context, ids ...string) (int, error) {
-	return ds.c.Delete(ctx, ids...)
+	return ds.docs.Delete(ctx, ids...)
 }
 
 // docID is the MD5 of the document's JSON, as Genkit's plugins compute it.
@@ -204,8 +210,9 @@ type RetrieverOptions struct {
 	// [-1, 1]; a document exactly at it is kept.
 	MinScore *float64 `json:"minScore,omitempty"`
 	// Filter restricts the documents to those whose metadata it admits,
-	// in Chroma's where-syntax: its JSON text, or a map[string]any (or
-	// any Go value that encodes to such a JSON object).
+	// in Chroma's where-syntax: its JSON text, a map[string]any (or any
+	// Go value that encodes to such a JSON object), or an *mnemo.Filter
+	// (see vectorstore.FilterOf).
 	Filter any `json:"filter,omitempty"`
 	// Mode is how the retriever retrieves: "hybrid" (the default when
 	// empty: the query's words, by BM25 over the collection's full-text
@@ -239,13 +246,7 @@ func retrieverOptions(v any) (RetrieverOptions, error) {
 	if o.K == 0 {
 		o.K = DefaultK
 	}
-	if o.K < 0 {
-		return o, fmt.Errorf("%w: k %d, want at least 1", ErrInvalid, o.K)
-	}
-	if t := o.MinScore; t != nil && (math.IsNaN(*t) || *t < -1 || *t > 1) {
-		return o, fmt.Errorf("%w: minimum score %v, want -1..1", ErrInvalid, *t)
-	}
-	return o, nil
+	return o, nil // k and the minimum score are checked by the search
 }
 
 // Retrieve is the retriever's function: it embeds the query document's
@@ -256,7 +257,7 @@ func (ds *DocStore) Retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai
 	if err != nil {
 		return nil, err
 	}
-	f, err := filterOf(o.Filter)
+	f, err := vectorstore.FilterOf(o.Filter)
 	if err != nil {
 		return nil, err
 	}
@@ -264,11 +265,7 @@ func (ds *DocStore) Retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai
 	if err != nil {
 		return nil, fmt.Errorf("query: %w", err)
 	}
-	vs, err := embedTexts(ctx, ds.emb, "query", []string{q})
-	if err != nil {
-		return nil, err
-	}
-	hits, err := ds.c.Query(ctx, buildQuery(search{text: q, vector: vs[0], k: o.K, filter: f, minScore: o.MinScore, mode: o.Mode}))
+	hits, err := ds.docs.Search(ctx, vectorstore.Search{Text: q, K: o.K, MinScore: o.MinScore, Filter: f, Mode: o.Mode})
 	if err != nil {
 		return nil, err
 	}
@@ -284,58 +281,6 @@ func (ds *DocStore) Retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai
 	return resp, nil
 }
 
-// search is one retrieval request, before it becomes an engine query.
-type search struct {
-	text     string // the query text, as the caller wrote it
-	vector   []float32
-	k        int
-	filter   *mnemo.Filter
-	minScore *float64 // nil for none
-	mode     mnemo.Mode
-}
-
-// buildQuery is the one place that decides how the retriever retrieves: the
-// query's words and its embedding fused (hybrid, the default: the
-// collection's full-text index and its vectors, see mnemo.Query), or one
-// side alone (mode text or vector), restricted by the filter and cut at
-// the minimum similarity. Every hit carries its cosine similarity,
-// whichever side found it, so the score keeps its meaning in every mode.
-func buildQuery(s search) mnemo.Query {
-	q := mnemo.Query{Vector: s.vector, Text: s.text, Mode: s.mode, K: s.k, Filter: s.filter}
-	if s.mode == mnemo.ModeVector {
-		q.Text = ""
-	}
-	if s.minScore != nil {
-		t := float32(*s.minScore)
-		q.MinSimilarity = &t
-	}
-	return q
-}
-
-func filterOf(v any) (*mnemo.Filter, error) {
-	var (
-		f   *mnemo.Filter
-		err error
-	)
-	switch v := v.(type) {
-	case nil:
-		return nil, nil
-	case *mnemo.Filter:
-		return v, nil
-	case string:
-		f, err = mnemo.ParseFilter(v)
-	default:
-		var b []byte
-		if b, err = json.Marshal(v); err == nil {
-			f, err = mnemo.ParseFilter(string(b))
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: filter: %w", ErrInvalid, err)
-	}
-	return f, nil
-}
-
 // text joins a document's text parts; media and other parts are refused.
 func text(d *ai.Document) (string, error) {
 	if d == nil {
@@ -349,29 +294,4 @@ func text(d *ai.Document) (string, error) {
 		sb.WriteString(p.Text)
 	}
 	return sb.String(), nil
-}
-
-// embedTexts checks texts and embeds them; what names them in errors.
-func embedTexts(ctx context.Context, e embed.Embedder, what string, texts []string) ([][]float32, error) {
-	for i, t := range texts {
-		if strings.TrimSpace(t) == "" {
-			return nil, fmt.Errorf("%s %d: %w: no text", what, i, ErrEmpty)
-		}
-		if !utf8.ValidString(t) {
-			return nil, fmt.Errorf("%s %d: %w: text is not valid UTF-8", what, i, ErrInvalid)
-		}
-	}
-	vs, err := e.Embed(ctx, texts)
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != len(texts) {
-		return nil, fmt.Errorf("%w: %d vectors for %d texts", ErrEmbedding, len(vs), len(texts))
-	}
-	for i, v := range vs {
-		if embed.IsZero(v) {
-			return nil, fmt.Errorf("%s %d: %w: nothing to embed (the embedder maps it to the zero vector)", what, i, ErrEmpty)
-		}
-	}
-	return vs, nil
 }

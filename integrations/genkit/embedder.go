@@ -10,6 +10,7 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/vectorstore"
 )
 
 // Provider is the namespace of the retrievers and embedders this package
@@ -24,7 +25,7 @@ func DefineEmbedder(g *genkit.Genkit, name string, e embed.Embedder) (ai.Embedde
 	if g == nil || name == "" {
 		return nil, fmt.Errorf("%w: DefineEmbedder needs a Genkit and a name", ErrInvalid)
 	}
-	e, err := defaultEmbedder(e)
+	e, err := vectorstore.DefaultEmbedder(e)
 	if err != nil {
 		return nil, err
 	}
@@ -57,13 +58,11 @@ func DefineEmbedder(g *genkit.Genkit, name string, e embed.Embedder) (ai.Embedde
 }
 
 // ForeignEmbedder is a Genkit embedder as mnemo sees it: an embed.Embedder
-// with the dimension that Genkit's interface does not report, and an
-// identity. It is safe for concurrent use when the wrapped embedder is.
+// (a vectorstore.Foreign) with the dimension that Genkit's interface does
+// not report, and an identity. It is safe for concurrent use when the
+// wrapped embedder is.
 type ForeignEmbedder struct {
-	e        ai.Embedder
-	options  any
-	dim      int
-	identity string
+	*vectorstore.Foreign
 }
 
 var _ embed.Embedder = (*ForeignEmbedder)(nil)
@@ -75,55 +74,32 @@ var _ embed.Embedder = (*ForeignEmbedder)(nil)
 // the embedder's registered name. options are passed in every request
 // (nil for none).
 func NewForeignEmbedder(e ai.Embedder, dim int, identity string, options any) (*ForeignEmbedder, error) {
-	switch {
-	case e == nil:
+	if e == nil {
 		return nil, fmt.Errorf("%w: nil embedder", ErrInvalid)
-	case dim < 1:
-		return nil, fmt.Errorf("%w: dimension %d, want at least 1", ErrInvalid, dim)
 	}
 	if strings.TrimSpace(identity) == "" {
 		identity = fmt.Sprintf("genkit/%s/%d", e.Name(), dim)
 	}
-	return &ForeignEmbedder{e: e, options: options, dim: dim, identity: identity}, nil
-}
-
-// Embed embeds each text as a text document and checks that there is one
-// vector per text, each of Dimension values.
-func (f *ForeignEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	docs := make([]*ai.Document, len(texts))
-	for i, t := range texts {
-		docs[i] = ai.DocumentFromText(t, nil)
+	embedTexts := func(ctx context.Context, texts []string) ([][]float32, error) {
+		docs := make([]*ai.Document, len(texts))
+		for i, t := range texts {
+			docs[i] = ai.DocumentFromText(t, nil)
+		}
+		resp, err := e.Embed(ctx, &ai.EmbedRequest{Input: docs, Options: options})
+		if err != nil || resp == nil {
+			return nil, err
+		}
+		vs := make([][]float32, len(resp.Embeddings))
+		for i, emb := range resp.Embeddings {
+			if emb != nil { // a missing embedding is a vector of 0 values, refused
+				vs[i] = emb.Embedding
+			}
+		}
+		return vs, nil
 	}
-	resp, err := f.e.Embed(ctx, &ai.EmbedRequest{Input: docs, Options: f.options})
+	f, err := vectorstore.NewForeign(embedTexts, nil, dim, identity)
 	if err != nil {
 		return nil, err
 	}
-	if len(resp.Embeddings) != len(texts) {
-		return nil, fmt.Errorf("%w: %d embeddings for %d texts", ErrEmbedding, len(resp.Embeddings), len(texts))
-	}
-	out := make([][]float32, len(texts))
-	for i, e := range resp.Embeddings {
-		if e == nil || len(e.Embedding) != f.dim {
-			n := 0
-			if e != nil {
-				n = len(e.Embedding)
-			}
-			return nil, fmt.Errorf("%w: text %d: a vector of %d values, want %d", ErrEmbedding, i, n, f.dim)
-		}
-		out[i] = e.Embedding
-	}
-	return out, nil
-}
-
-// Dimension returns the dimension given to NewForeignEmbedder.
-func (f *ForeignEmbedder) Dimension() int { return f.dim }
-
-// Identity returns the embedder's identity.
-func (f *ForeignEmbedder) Identity() string { return f.identity }
-
-func defaultEmbedder(e embed.Embedder) (embed.Embedder, error) {
-	if e != nil {
-		return e, nil
-	}
-	return embed.NewHashing(0)
+	return &ForeignEmbedder{f}, nil
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/vectorstore/vectorstoretest"
 )
 
 func TestDefineEmbedder(t *testing.T) {
@@ -60,18 +62,20 @@ func TestForeignEmbedder(t *testing.T) {
 		t.Fatalf("Embed differs (%v)", err)
 	}
 	// As a DocStore's embedder: its identity goes with the collection.
-	db := memDB(t)
-	ds, r, err := DefineRetriever(g, db, "notes", &Config{Embedder: f}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	Index(ctx, corpus(), ds)
-	if got := texts(retrieve(t, g, r, "Anna bakery", &RetrieverOptions{K: 1})); got[0] != texts(corpus())[1] {
-		t.Fatalf("got %q", got)
-	}
-	if ds.Collection().Config().Embedder != wantID {
-		t.Fatalf("collection embedder %q", ds.Collection().Config().Embedder)
-	}
+	vectorstoretest.Run(t, func(t *testing.T, db mnemo.Store) {
+		g := genkit.Init(ctx)
+		ds, r, err := DefineRetriever(ctx, g, db, "notes", &Config{Embedder: f}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		Index(ctx, corpus(), ds)
+		if got := texts(retrieve(t, g, r, "Anna bakery", &RetrieverOptions{K: 1})); got[0] != texts(corpus())[1] {
+			t.Fatalf("got %q", got)
+		}
+		if c, err := ds.Collection(ctx); err != nil || c.Config().Embedder != wantID {
+			t.Fatalf("collection embedder: %v", err)
+		}
+	})
 	// The wrong dimension, or a failing embedder, is an error.
 	short, _ := NewForeignEmbedder(theirs, 128, "x", nil)
 	if _, err := short.Embed(ctx, []string{"Paul"}); !errors.Is(err, ErrEmbedding) {

@@ -14,11 +14,11 @@ import (
 
 func Example() {
 	ctx := context.Background()
-	db, _ := engine.Open("", &engine.Options{InMemory: true})
+	db, _ := engine.OpenStore("", &engine.Options{InMemory: true}) // or postgres.Open(ctx, dsn, nil)
 	defer db.Close()
 
 	g := genkit.Init(ctx)
-	ds, retriever, _ := mnemo.DefineRetriever(g, db, "notes", nil, nil) // the offline hashing embedder
+	ds, retriever, _ := mnemo.DefineRetriever(ctx, g, db, "notes", nil, nil) // the offline hashing embedder
 	mnemo.Index(ctx, []*ai.Document{
 		ai.DocumentFromText("Paul works at Google", map[string]any{"source": "chat"}),
 		ai.DocumentFromText("Paul was born in Lyon", map[string]any{"source": "profile"}),
@@ -31,6 +31,24 @@ func Example() {
 	}
 	// Output:
 	// Paul works at Google (chat)
+}
+
+// ExampleOpenRetriever keeps the documents in an embedded database of
+// their own (in memory here; a directory keeps them on disk).
+func ExampleOpenRetriever() {
+	ctx := context.Background()
+	g := genkit.Init(ctx)
+	ds, retriever, _ := mnemo.OpenRetriever("", g, "notes", nil, nil)
+	defer ds.Close() // closes the database
+
+	ids, _ := ds.Index(ctx, []*ai.Document{
+		ai.DocumentFromText("The team meeting moved to Thursday", nil),
+		ai.DocumentFromText("The team meeting moved to Thursday", nil), // stored once
+	})
+	resp, _ := genkit.Retrieve(ctx, g, ai.WithRetriever(retriever), ai.WithTextDocs("when is the meeting?"))
+	fmt.Println(ids[0] == ids[1], len(resp.Documents), resp.Documents[0].Content[0].Text)
+	// Output:
+	// true 1 The team meeting moved to Thursday
 }
 
 // ExampleDefineEmbedder registers mnemo's offline embedder with Genkit.

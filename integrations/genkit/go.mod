@@ -6,7 +6,16 @@ replace github.com/mnemodb/mnemo => ../..
 
 require github.com/mnemodb/mnemo v0.0.0-00010101000000-000000000000
 
-require github.com/kljensen/snowball v0.10.0 // indirect
+require (
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.13.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	github.com/kljensen/snowball v0.10.0 // indirect
+	github.com/pgvector/pgvector-go v0.3.0 // indirect
+	github.com/x448/float16 v0.8.4 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+)
 
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect

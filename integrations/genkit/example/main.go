@@ -4,8 +4,9 @@
 // document it is given) and the embedder is mnemo's offline one, so it
 // runs without a network or an API key:
 //
-//	go run ./example            # a database in a temporary directory
-//	go run ./example -db DIR    # keep it
+//	go run ./example                  # an embedded database in memory
+//	go run ./example -db DIR          # on disk
+//	go run ./example -pg postgres://  # in PostgreSQL with pgvector
 package main
 
 import (
@@ -13,13 +14,14 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"os"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 
+	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	mnemo "github.com/mnemodb/mnemo/integrations/genkit"
+	genkitmnemo "github.com/mnemodb/mnemo/integrations/genkit"
+	"github.com/mnemodb/mnemo/postgres"
 )
 
 var notes = []*ai.Document{
@@ -30,41 +32,43 @@ var notes = []*ai.Document{
 }
 
 func main() {
-	dir := flag.String("db", "", "database directory (default: a temporary one)")
+	dir := flag.String("db", "", "embedded database directory (default: in memory)")
+	dsn := flag.String("pg", "", "PostgreSQL URL (instead of an embedded database)")
 	flag.Parse()
-	if err := run(context.Background(), *dir); err != nil {
+	if err := run(context.Background(), *dir, *dsn); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, dir string) error {
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "mnemo-genkit-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
+// open opens the flow's database: PostgreSQL when dsn is set, else the
+// embedded engine in dir (in memory when dir is empty).
+func open(ctx context.Context, dir, dsn string) (mnemo.Store, error) {
+	if dsn != "" {
+		return postgres.Open(ctx, dsn, nil)
 	}
-	db, err := engine.Open(dir, nil)
+	return engine.OpenStore(dir, &engine.Options{InMemory: dir == ""})
+}
+
+func run(ctx context.Context, dir, dsn string) error {
+	db, err := open(ctx, dir, dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 
 	g := genkit.Init(ctx)
-	ds, retriever, err := mnemo.DefineRetriever(g, db, "notes", nil, nil) // the offline hashing embedder
+	ds, retriever, err := genkitmnemo.DefineRetriever(ctx, g, db, "notes", nil, nil) // the offline hashing embedder
 	if err != nil {
 		return err
 	}
-	if err := mnemo.Index(ctx, notes, ds); err != nil { // by content: a rerun stores nothing new
+	if err := genkitmnemo.Index(ctx, notes, ds); err != nil { // by content: a rerun stores nothing new
 		return err
 	}
 	model := genkit.DefineModel(g, "scripted/notes", &ai.ModelOptions{Supports: &ai.ModelSupports{Context: true}}, answerFromDocs)
 
 	answer := genkit.DefineFlow(g, "answer", func(ctx context.Context, question string) (string, error) {
 		resp, err := genkit.Retrieve(ctx, g, ai.WithRetriever(retriever), ai.WithTextDocs(question),
-			ai.WithConfig(&mnemo.RetrieverOptions{K: 2, MinScore: new(0.1), Filter: `{"topic": {"$ne": "office"}}`}))
+			ai.WithConfig(&genkitmnemo.RetrieverOptions{K: 2, MinScore: new(0.1), Filter: `{"topic": {"$ne": "office"}}`}))
 		if err != nil {
 			return "", err
 		}
