@@ -16,7 +16,7 @@ import (
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
-	"github.com/mnemodb/mnemo/postgres"
+	"github.com/mnemodb/mnemo/memory/internal/memtest"
 	"github.com/mnemodb/mnemo/postgres/pgtest"
 )
 
@@ -59,15 +59,7 @@ func RunReopen(t *testing.T, body func(t *testing.T, open func() mnemo.Store)) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		dsn := pgtest.NewDSN(t)
-		body(t, func() mnemo.Store {
-			t.Helper()
-			s, err := postgres.Open(context.Background(), dsn, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			return s
-		})
+		body(t, func() mnemo.Store { return memtest.OpenPG(t, dsn) })
 	})
 }
 
