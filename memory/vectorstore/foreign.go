@@ -11,17 +11,21 @@ import (
 
 // EmbedFunc embeds texts, one vector per text, in order: what a
 // framework's embedder offers, as a function (a method value, or a
-// closure that converts its vectors to float32).
+// closure that converts its vectors to float32). A Foreign calls it from
+// every goroutine that uses it, so it is safe for concurrent use when the
+// function is.
 type EmbedFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
 // QueryFunc embeds one query text, for embedders that embed queries
-// differently from documents.
+// differently from documents; the same concurrency rule as EmbedFunc's
+// holds.
 type QueryFunc func(ctx context.Context, text string) ([]float32, error)
 
 // QueryEmbedder is implemented by embedders that embed a query otherwise
 // than a document (some models prefix it with an instruction). A Store
 // embeds the text of a Search with EmbedQuery when its embedder has it,
-// and with Embed otherwise.
+// and with Embed otherwise. Implementations are safe for concurrent use by
+// multiple goroutines, as every embed.Embedder is.
 type QueryEmbedder interface {
 	// EmbedQuery returns the query's vector; the caller owns it.
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)

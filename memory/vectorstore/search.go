@@ -8,7 +8,9 @@ import (
 )
 
 // Search is one retrieval request of a framework: a query text, how many
-// hits, a minimum score and a metadata filter.
+// hits, a minimum score and a metadata filter. It is a plain value, safe
+// to share between goroutines that do not change it (a Filter is
+// immutable).
 type Search struct {
 	// Text is the query; it is embedded, and in hybrid and text mode its
 	// words are searched too.

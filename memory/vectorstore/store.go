@@ -25,7 +25,8 @@ const DefaultBatchSize = 128
 // made without a kind (by an older version, or by hand) is used as it is.
 const Kind = "vectorstore"
 
-// Options configure a Store; nil means the defaults.
+// Options configure a Store; nil means the defaults. New and Open copy
+// them: changing them afterwards, from any goroutine, changes no Store.
 type Options struct {
 	// Collection the Store works on; default DefaultCollection.
 	Collection string
@@ -55,7 +56,10 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Doc is a document to store: a text, its metadata and an optional ID.
+// Doc is a document to store: a text, its metadata and an optional ID. It
+// is plain data, read by the call it is given to and not kept: it (and
+// its metadata) may be reused once the call returns, but not changed
+// while the call runs.
 type Doc struct {
 	// ID names the document in its collection; empty means a new UUID.
 	// Adding a document under an ID that is stored replaces it.
@@ -207,7 +211,9 @@ func (s *Store) Upsert(ctx context.Context, recs ...mnemo.Record) ([]string, err
 }
 
 // Search embeds q.Text and returns up to q.K hits, best first (see
-// Search). A collection nothing was written to has none.
+// Search), each with its record's ID, content and metadata and its
+// cosine similarity to the query. A collection nothing was written to has
+// none. The caller owns the hits.
 func (s *Store) Search(ctx context.Context, q Search) ([]mnemo.Hit, error) {
 	if err := q.Check(); err != nil {
 		return nil, err
