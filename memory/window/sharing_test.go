@@ -383,7 +383,7 @@ func TestSessionLost(t *testing.T) {
 	if _, err := b.Collections(ctx); err != nil {
 		t.Fatal(err)
 	}
-	killLockHolders(t, dsn)
+	killLockHolders(t, dsn, "window.session/s")
 	if err := wa.Record(ctx, Message{Role: User, Content: "A1"}); !errors.Is(err, ErrSessionLost) {
 		t.Fatalf("Record after the lock was lost: %v, want ErrSessionLost", err)
 	}
@@ -402,8 +402,11 @@ func TestSessionLost(t *testing.T) {
 	}
 }
 
-// killLockHolders ends every server session holding an advisory lock.
-func killLockHolders(t *testing.T, dsn string) {
+// killLockHolders ends the server sessions holding the advisory lock a
+// Store of dsn's schema takes for name (see package postgres), and only
+// those: the tests of other packages share the server and hold locks of
+// their own.
+func killLockHolders(t *testing.T, dsn, name string) {
 	t.Helper()
 	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
@@ -411,9 +414,12 @@ func killLockHolders(t *testing.T, dsn string) {
 	}
 	defer conn.Close(context.Background())
 	var n int
-	if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(pid)) FROM pg_locks
-		WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()`).Scan(&n); err != nil || n == 0 {
-		t.Fatalf("terminated %d lock holders: %v", n, err)
+	if err := conn.QueryRow(context.Background(), `SELECT count(pg_terminate_backend(l.pid)) FROM pg_locks l
+		WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.pid <> pg_backend_pid()
+		AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND (l.classid::int8 << 32 | l.objid::int8) = hashtextextended(current_schema() || '/mnemo-lock/' || $1, 0)`,
+		name).Scan(&n); err != nil || n == 0 {
+		t.Fatalf("terminated %d holders of lock %q: %v", n, name, err)
 	}
 }
 
