@@ -75,6 +75,11 @@ func (s store) Collection(ctx context.Context, name string) (mnemo.Collection, e
 }
 
 func (s store) Collections(ctx context.Context) ([]string, error) {
+	done, err := s.db.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -94,19 +99,31 @@ func (s store) Close() error {
 
 // TryLock takes name on the database. Another process cannot open the
 // database while this one has it (Open's file lock), so locks kept in the
-// DB cover every handle that can reach it.
+// DB cover every handle that can reach it. A closed database takes none
+// (mnemo.ErrClosed), and its locks are lost with it.
 func (s store) TryLock(ctx context.Context, name string) (mnemo.Lock, error) {
+	done, err := s.db.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return s.db.locks.take(name)
+	return s.db.locks.take(s.db, name)
 }
 
-// storeCollection adds the context to Count; every other method is the
+// storeCollection adds the context, and the errors of a closed database
+// or a dropped collection, to Count; every other method is the
 // Collection's own.
 type storeCollection struct{ *Collection }
 
 func (c storeCollection) Count(ctx context.Context) (int, error) {
+	done, err := c.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -119,7 +136,8 @@ type nameLocks struct {
 	held map[string]bool // protected by mu
 }
 
-func (l *nameLocks) take(name string) (mnemo.Lock, error) {
+// take grants name in db's locks.
+func (l *nameLocks) take(db *DB, name string) (mnemo.Lock, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.held[name] {
@@ -129,20 +147,27 @@ func (l *nameLocks) take(name string) (mnemo.Lock, error) {
 		l.held = map[string]bool{}
 	}
 	l.held[name] = true
-	return &nameLock{locks: l, name: name}, nil
+	return &nameLock{locks: l, db: db, name: name}, nil
 }
 
 // nameLock is a lock nameLocks granted.
 type nameLock struct {
 	once  sync.Once
 	locks *nameLocks
+	db    *DB // the database whose locks these are
 	name  string
 }
 
-// Check reports nil: an engine database is held by one process, and a
-// lock in it is lost only by closing the database, after which its
-// holder's writes fail with ErrClosed anyway.
-func (l *nameLock) Check(ctx context.Context) error { return ctx.Err() }
+// Check reports nil while the database is open: an engine database is
+// held by one process, and a lock in it is lost only by closing the
+// database, which reopened holds no locks. After the close it reports
+// mnemo.ErrLockLost (and the holder's writes fail with ErrClosed).
+func (l *nameLock) Check(ctx context.Context) error {
+	if l.db.closed.Load() {
+		return fmt.Errorf("%w: %q (the database was closed)", mnemo.ErrLockLost, l.name)
+	}
+	return ctx.Err()
+}
 
 func (l *nameLock) Unlock() error {
 	l.once.Do(func() {
