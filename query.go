@@ -58,13 +58,17 @@ type Query struct {
 // its score to the records of group g at positions p-Window..p+Window
 // (other than p) that the filter admits, found or not by the query; the
 // hits are then ranked by the new scores. Records without both fields
-// neither give nor take.
+// neither give nor take. Neighbours the query had not found join the hits
+// after its candidates, in ID order, so that equal scores among them are
+// ranked by ID on every backend. A text query with a vector and
+// MinSimilarity drops the hits under it before K cuts the ranking.
 type Spread struct {
 	// Group is the metadata field whose equal values form one sequence
 	// (a session id, say); empty means the whole collection is one.
 	Group string
 	// Position is the metadata field holding a record's position in its
-	// sequence, an integer.
+	// sequence, an integer. Positions are compared as float64: past 2^53,
+	// where float64 skips integers, p+d counts only when float64 holds it.
 	Position string
 	// Weight is the share of a candidate's score each neighbour gets, in
 	// (0, 1].

@@ -272,11 +272,13 @@ func (c *Collection) finish(q mnemo.Query, hits []mnemo.Hit) ([]mnemo.Hit, error
 }
 
 // spread applies q.Spread to hits (scored, any order): each adds its
-// share to its neighbours, which join the hits when they were not among
-// them. The caller holds c.mu and sorts the result.
+// share to its neighbours, which join the hits, after them and in ID
+// order, when they were not among them. The caller holds c.mu and sorts
+// the result.
 func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit) []mnemo.Hit {
 	nb := q.Spread
 	w := max(nb.Window, 1)
+	found := len(hits)
 	byKey := make(map[uint64]int, len(hits))
 	base := make([]float64, len(hits))
 	for i, h := range hits {
@@ -296,10 +298,14 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit) []mnemo.Hit {
 			}
 		}
 		for d := -w; d <= w; d++ {
-			if d == 0 {
+			// Past 2^53 not every integer is a float64: p+d may round
+			// to p itself or to another offset's position, which counts
+			// once, at its own offset.
+			at := p + float64(d)
+			if d == 0 || at-p != float64(d) {
 				continue
 			}
-			small, large := positions[p+float64(d)], group
+			small, large := positions[at], group
 			if large != nil && len(small) > len(large) {
 				small, large = large, small
 			}
@@ -320,6 +326,7 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit) []mnemo.Hit {
 			}
 		}
 	}
+	slices.SortFunc(hits[found:], func(a, b mnemo.Hit) int { return strings.Compare(a.Record.ID, b.Record.ID) })
 	return hits
 }
 

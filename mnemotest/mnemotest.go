@@ -42,6 +42,7 @@ func Run(t *testing.T, open Factory) {
 		{"TextQuery", testTextQuery},
 		{"HybridQuery", testHybridQuery},
 		{"Ties", testTies},
+		{"Spread", testSpread},
 		{"ConcurrentWriters", testConcurrentWriters},
 	}
 	for _, tc := range tests {

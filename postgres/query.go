@@ -77,15 +77,14 @@ func (c *Collection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, err
 		if hits, err = c.spread(ctx, q, hits); err != nil {
 			return nil, err
 		}
-		if mode == mnemo.ModeText {
-			mnemo.SortHits(hits)
-			hits = hits[:min(len(hits), q.K)]
-		}
 	}
+	// MinSimilarity drops hits before K cuts the ranking, as the engine
+	// does: a text query with Spread ranks SpreadDepth candidates and
+	// their neighbours, and returns the best K that are similar enough.
 	if q.MinSimilarity != nil {
 		hits = slices.DeleteFunc(hits, func(h mnemo.Hit) bool { return h.Similarity < *q.MinSimilarity })
 	}
-	if mode == mnemo.ModeHybrid {
+	if mode == mnemo.ModeHybrid || q.Spread != nil {
 		mnemo.SortHits(hits)
 		hits = hits[:min(len(hits), q.K)]
 	}

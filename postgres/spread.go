@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/mnemodb/mnemo"
 	"github.com/pgvector/pgvector-go"
@@ -12,9 +14,9 @@ import (
 // candidate at integer position p of group g (mnemo.Spread.Place) adds
 // Weight times its score to the records of group g at positions
 // p-Window..p+Window (other than p) that the filter admits, which join
-// the hits when they were not among them. The adjacent records are read
-// in one query (positions and group texts narrow it; the exact group
-// comparison is made here).
+// the hits, after them and in ID order, when they were not among them.
+// The adjacent records are read in one query (positions and group texts
+// narrow it; the exact group comparison is made here).
 func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit) ([]mnemo.Hit, error) {
 	nb := q.Spread
 	w := max(nb.Window, 1)
@@ -87,6 +89,7 @@ func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit
 	if err != nil {
 		return nil, err
 	}
+	found := len(hits)
 	at := make(map[string]int, len(hits)+len(rows))
 	for i, h := range hits {
 		at[h.Record.ID] = i
@@ -109,6 +112,7 @@ func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit
 			hits[j].Score += nb.Weight * s.score
 		}
 	}
+	slices.SortFunc(hits[found:], func(a, b mnemo.Hit) int { return strings.Compare(a.Record.ID, b.Record.ID) })
 	return hits, nil
 }
 
