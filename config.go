@@ -78,7 +78,10 @@ const (
 )
 
 // CollectionConfig defines a collection. It is persisted on create; a
-// reopened database needs none of it again.
+// reopened database needs none of it again. It is plain data, safe to
+// read from several goroutines, but its Text holds a slice (Fields) and a
+// pointer (BM25): a config that Collection.Config returns shares them with
+// the collection, so do not change them.
 type CollectionConfig struct {
 	// Dimension of every vector. Required.
 	Dimension int `json:"dimension"`

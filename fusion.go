@@ -12,8 +12,8 @@ func FusionDepth(f Fusion, k int) int {
 	return max(k, DefaultFusionDepth)
 }
 
-// FuseScores sets the Score of each candidate of a hybrid query as the
-// engine does, by f's method (see FusionWeighted and FusionRRF, with their
+// FuseScores sets the Score of each candidate of a hybrid query as every
+// backend does, by f's method (see FusionWeighted and FusionRRF, with their
 // defaults for zero fields). Each candidate must carry its VectorRank and
 // Similarity when the vector side found it, and its TextRank and
 // TextScore when the text side did (ranks from 1). Order the hits with

@@ -9,7 +9,8 @@ import (
 // process at a time holds a database, so a lock in that process covers
 // it) and package postgres (a server-side advisory lock). The memory
 // adapters take one for what must have a single writer, such as a stored
-// conversation window's session.
+// conversation window's session. Implementations are safe for concurrent
+// use by multiple goroutines.
 type Locker interface {
 	// TryLock takes the lock called name without waiting, or fails with
 	// an error wrapping ErrLockHeld while another handle holds it. The lock
@@ -18,12 +19,13 @@ type Locker interface {
 	TryLock(ctx context.Context, name string) (Lock, error)
 }
 
-// Lock is a lock a Locker granted.
+// Lock is a lock a Locker granted. Implementations are safe for
+// concurrent use by multiple goroutines.
 type Lock interface {
 	// Check reports whether the lock is still held: nil, or an error
-	// wrapping ErrLockLost when it was lost without an Unlock (a server
-	// ended the connection that held it), or the error of a server that
-	// did not answer. A holder checks before each write that only the
+	// wrapping ErrLockLost when it was lost without an Unlock (its
+	// database was closed, or a server ended the connection that held
+	// it), or the error of a server that did not answer. A holder checks before each write that only the
 	// holder may make.
 	Check(ctx context.Context) error
 	// Unlock releases the lock; a second call does nothing.
@@ -31,7 +33,9 @@ type Lock interface {
 }
 
 // Unwrapper is implemented by a Store that wraps another (to trace or
-// count its calls, say): TryLock takes its locks from the Store it wraps.
+// count its calls, say): TryLock takes its locks from the Store it wraps,
+// and engine.DBOf finds the database behind it. Unwrap must be safe for
+// concurrent use, as the Store is.
 type Unwrapper interface {
 	Unwrap() Store
 }

@@ -7,6 +7,8 @@ import (
 
 // Query describes a query: nearest neighbours of a vector, records
 // matching a text (BM25 over the full-text index), or both fused (hybrid).
+// It is plain data, read by the call it is given to and not kept: it may
+// be shared by goroutines that do not change it.
 type Query struct {
 	// Vector is the query vector; its length is the collection's
 	// dimension. Required by the vector and hybrid modes; in text mode,
@@ -138,7 +140,8 @@ type Fusion struct {
 // (docs/performance-notes.md, "Retrieval defaults").
 const DefaultFusionDepth = 30
 
-// Hit is one query result.
+// Hit is one query result. The hits a query returns, and their records,
+// belong to the caller.
 type Hit struct {
 	Record Record
 	// Distance is the raw distance of the collection's metric: cosine

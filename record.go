@@ -6,7 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// Record is one stored item of a collection.
+// Record is one stored item of a collection. It is plain data: a backend
+// copies what it keeps, so the caller may reuse a Record (its vector and
+// metadata too) once the call it was given to returns, but must not
+// change it while that call runs.
 type Record struct {
 	// ID names the record within its collection: 1 to MaxIDLength bytes of
 	// valid UTF-8 (ErrInvalidID), without U+0000 (ErrInvalidRecord; Get

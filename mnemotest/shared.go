@@ -105,10 +105,10 @@ func testLocks(t *testing.T, a, b mnemo.Store) {
 		t.Fatal(err)
 	}
 	if _, err := mnemo.TryLock(ctx, b, "session/1"); !errors.Is(err, mnemo.ErrLockHeld) {
-		t.Fatalf("TryLock of a held name through the other handle: %v, want ErrLocked", err)
+		t.Fatalf("TryLock of a held name through the other handle: %v, want ErrLockHeld", err)
 	}
 	if _, err := mnemo.TryLock(ctx, a, "session/1"); !errors.Is(err, mnemo.ErrLockHeld) {
-		t.Fatalf("TryLock of a held name through the same handle: %v, want ErrLocked", err)
+		t.Fatalf("TryLock of a held name through the same handle: %v, want ErrLockHeld", err)
 	}
 	lb, err := mnemo.TryLock(ctx, b, "session/2")
 	if err != nil {

@@ -3,9 +3,9 @@ package postgres
 import "errors"
 
 // Sentinel errors, matched with errors.Is. Bad records, filters, queries
-// and configs get the engine's own sentinels (mnemo.ErrDimension,
-// mnemo.ErrBadFilter, ...), so that callers match them the same way
-// whichever backend they use.
+// and configs get package mnemo's sentinels (mnemo.ErrDimension,
+// mnemo.ErrBadFilter, ...), as on the engine, so that callers match them
+// the same way whichever backend they use.
 var (
 	// ErrUnavailable reports a call that failed because the server could
 	// not be reached, or the connection broke, and kept failing for

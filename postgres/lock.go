@@ -112,7 +112,7 @@ func (s *Store) TryLock(ctx context.Context, name string) (mnemo.Lock, error) {
 	return &lock{s: s, name: name, key: key, gen: lc.gen}, nil
 }
 
-// holderError is the ErrLocked of a lock another session holds.
+// holderError is the mnemo.ErrLockHeld of a lock another session holds.
 func holderError(ctx context.Context, conn *pgx.Conn, name string, key int64) error {
 	var pid int
 	var app, addr string

@@ -119,7 +119,7 @@ func TestLockReleasedAtOnce(t *testing.T) {
 			t.Fatalf("round %d: %v", i, err)
 		}
 		if _, err := a.TryLock(ctx, "s"); !errors.Is(err, mnemo.ErrLockHeld) {
-			t.Fatalf("the same Store again: %v, want ErrLocked", err)
+			t.Fatalf("the same Store again: %v, want ErrLockHeld", err)
 		}
 		if err := l.Unlock(); err != nil {
 			t.Fatal(err)
@@ -196,7 +196,7 @@ func TestCloseKeepsLocksUntilDrained(t *testing.T) {
 		close(started)
 		conn.Exec(ctx, `SELECT pg_sleep(0.5)`)
 		if _, err := b.TryLock(ctx, "s"); !errors.Is(err, mnemo.ErrLockHeld) {
-			t.Errorf("TryLock while the holder's last call is in flight: %v, want ErrLocked", err)
+			t.Errorf("TryLock while the holder's last call is in flight: %v, want ErrLockHeld", err)
 		}
 		conn.Release()
 	})

@@ -125,7 +125,7 @@ func TestLockReleasedOnClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := b.TryLock(ctx, "session"); !errors.Is(err, mnemo.ErrLockHeld) || !strings.Contains(err.Error(), "server process") {
-		t.Fatalf("TryLock of a held lock: %v, want ErrLocked naming the holder", err)
+		t.Fatalf("TryLock of a held lock: %v, want ErrLockHeld naming the holder", err)
 	}
 	a.Close()
 	var l mnemo.Lock
