@@ -210,6 +210,10 @@ func (c CollectionConfig) Validate() error {
 	if len(c.Kind) > 64 || !utf8.ValidString(c.Kind) {
 		errs = append(errs, fmt.Errorf("%w: kind %q: want at most 64 bytes of UTF-8", ErrInvalidConfig, c.Kind))
 	}
+	if !utf8.ValidString(c.Embedder) {
+		// JSON would store U+FFFD instead: two embedders would be one.
+		errs = append(errs, fmt.Errorf("%w: embedder %q is not valid UTF-8", ErrInvalidConfig, c.Embedder))
+	}
 	errs = append(errs, c.Text.problems()...)
 	if c.M != 0 && (c.M < 2 || c.M > MaxM) {
 		errs = append(errs, fmt.Errorf("%w: M is %d, want 2..%d", ErrInvalidConfig, c.M, MaxM))
@@ -234,6 +238,9 @@ func (t TextConfig) problems() []error {
 	for i, f := range t.Fields {
 		if f == "" || slices.Contains(t.Fields[:i], f) {
 			errs = append(errs, fmt.Errorf("%w: text field %q is empty or repeated", ErrInvalidConfig, f))
+		}
+		if !utf8.ValidString(f) { // no metadata key is: it names nothing
+			errs = append(errs, fmt.Errorf("%w: text field %q is not valid UTF-8", ErrInvalidConfig, f))
 		}
 	}
 	if t.BM25 != nil {

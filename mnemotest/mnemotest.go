@@ -111,6 +111,17 @@ func testCollections(t *testing.T, s mnemo.Store) {
 	if _, err := s.CreateCollection(ctx, "zero", mnemo.CollectionConfig{}); !errors.Is(err, mnemo.ErrInvalidConfig) {
 		t.Errorf("CreateCollection with dimension 0: %v, want ErrInvalidConfig", err)
 	}
+	// Strings that JSON would store changed (invalid UTF-8 becomes
+	// U+FFFD, so "\xfe" and "\xff" would be one embedder).
+	for _, bad := range []mnemo.CollectionConfig{
+		{Dimension: 2, Embedder: "hash\xff"},
+		{Dimension: 2, Kind: "kind\xff"},
+		{Dimension: 2, Text: mnemo.TextConfig{Fields: []string{"speaker\xff"}}},
+	} {
+		if _, err := s.CreateCollection(ctx, "bad-strings", bad); !errors.Is(err, mnemo.ErrInvalidConfig) {
+			t.Errorf("CreateCollection(%+v): %v, want ErrInvalidConfig", bad, err)
+		}
+	}
 	mustCreate(t, s, "a-facts", mnemo.CollectionConfig{Dimension: 2, Metric: mnemo.L2})
 	mustCreate(t, s, "Z \"quoted\"; DROP TABLE x", mnemo.CollectionConfig{Dimension: 2})
 	names, err := s.Collections(ctx)

@@ -19,7 +19,8 @@ var (
 	ErrSchema = errors.New("postgres: unsupported schema")
 	// ErrUnsupported reports a record or config that PostgreSQL cannot
 	// hold though the engine can: text containing U+0000 (refused as
-	// mnemo.ErrInvalidRecord too), or more dimensions than pgvector
-	// indexes (refused as mnemo.ErrInvalidConfig too).
+	// mnemo.ErrInvalidRecord too, or as mnemo.ErrInvalidConfig in a
+	// config's embedder, kind or text fields), or more dimensions than
+	// pgvector indexes (refused as mnemo.ErrInvalidConfig too).
 	ErrUnsupported = errors.New("postgres: not supported by PostgreSQL")
 )

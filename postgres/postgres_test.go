@@ -43,7 +43,10 @@ func TestUnsupportedText(t *testing.T) {
 	if _, err := c.Upsert(ctx, mnemo.Record{ID: "ok", Vector: []float32{1, 0}, Content: `\u0000`, Metadata: map[string]any{"k": `\u0000`}}); err != nil {
 		t.Fatalf("a literal backslash-u0000: %v", err)
 	}
-	for _, cfg := range []mnemo.CollectionConfig{{Dimension: 2001}, {Dimension: 16001, Index: mnemo.Flat}} {
+	for _, cfg := range []mnemo.CollectionConfig{
+		{Dimension: 2001}, {Dimension: 16001, Index: mnemo.Flat},
+		{Dimension: 2, Embedder: "a\x00b"}, {Dimension: 2, Kind: "a\x00b"}, {Dimension: 2, Text: mnemo.TextConfig{Fields: []string{"a\x00b"}}},
+	} {
 		if _, err := s.CreateCollection(ctx, "big", cfg); !errors.Is(err, mnemo.ErrInvalidConfig) || !errors.Is(err, postgres.ErrUnsupported) {
 			t.Errorf("CreateCollection(%+v): %v, want ErrInvalidConfig and ErrUnsupported", cfg, err)
 		}

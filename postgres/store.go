@@ -249,8 +249,14 @@ func (s *Store) CreateCollection(ctx context.Context, name string, cfg mnemo.Col
 	return c, nil
 }
 
-// checkConfig refuses what pgvector cannot hold.
+// checkConfig refuses what pgvector (or PostgreSQL's jsonb, which holds
+// the config) cannot hold.
 func checkConfig(cfg mnemo.CollectionConfig) error {
+	for _, s := range append([]string{cfg.Embedder, cfg.Kind}, cfg.Text.Fields...) {
+		if strings.IndexByte(s, 0) >= 0 {
+			return fmt.Errorf("%w: %w: %q: PostgreSQL text cannot hold U+0000", mnemo.ErrInvalidConfig, ErrUnsupported, s)
+		}
+	}
 	switch {
 	case cfg.Dimension > 16000:
 		return fmt.Errorf("%w: %w: dimension %d: pgvector holds at most 16000", mnemo.ErrInvalidConfig, ErrUnsupported, cfg.Dimension)
