@@ -73,17 +73,18 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 		if size += mnemo.RecordBytes(r, meta); size > mnemo.MaxBatchBytes {
 			return nil, mnemo.BatchTooLarge(len(records), i)
 		}
+		if rows[i], err = c.row(i, r, meta); err != nil { // before an ID is assigned, which errors must not name
+			return nil, err
+		}
 		if r.ID == "" {
 			r.ID = uuid.NewString()
+			rows[i].id = r.ID
 		}
 		ids[i] = r.ID
 		if seen[r.ID] {
 			return nil, fmt.Errorf("%w: id %q appears twice in one batch", mnemo.ErrInvalidRecord, r.ID)
 		}
 		seen[r.ID] = true
-		if rows[i], err = c.row(i, r, meta); err != nil {
-			return nil, err
-		}
 	}
 	sql := `INSERT INTO ` + c.table + ` (id, embedding, content, metadata, terms, freqs, text_len)
 		VALUES ($1, $2, $3, $4::text::jsonb, $5, $6, $7)
@@ -102,10 +103,15 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 	return ids, nil
 }
 
-// row prepares record i (checked, with its metadata JSON) for the table.
+// row prepares record i (checked, with its metadata JSON) for the table;
+// an empty r.ID is named in errors by its position in the batch.
 func (c *Collection) row(i int, r mnemo.Record, meta []byte) (row, error) {
 	if strings.ContainsRune(r.Content, 0) || strings.Contains(string(meta), `\u0000`) && hasNUL(meta) {
-		return row{}, fmt.Errorf("%w: %w: record %q: PostgreSQL text cannot hold U+0000", mnemo.ErrInvalidRecord, ErrUnsupported, r.ID)
+		name := fmt.Sprintf("record %q", r.ID)
+		if r.ID == "" {
+			name = fmt.Sprintf("record %d of the batch (no id given)", i)
+		}
+		return row{}, fmt.Errorf("%w: %w: %s: PostgreSQL text cannot hold U+0000", mnemo.ErrInvalidRecord, ErrUnsupported, name)
 	}
 	out := row{id: r.ID, vec: pgvector.NewVector(r.Vector), text: r.Content}
 	var stored map[string]any

@@ -39,6 +39,12 @@ func TestUnsupportedText(t *testing.T) {
 			t.Errorf("Upsert(%q): %v, want ErrInvalidRecord and ErrUnsupported", r.ID, err)
 		}
 	}
+	// A record without an ID is named by its place in the batch, not by
+	// an ID the caller never saw.
+	_, err = c.Upsert(ctx, mnemo.Record{ID: "fine", Vector: []float32{1, 0}}, mnemo.Record{Vector: []float32{1, 0}, Content: "a\x00b"})
+	if !errors.Is(err, postgres.ErrUnsupported) || !strings.Contains(err.Error(), "record 1 of the batch") {
+		t.Errorf("Upsert of a record without an ID holding U+0000: %v, want ErrUnsupported naming record 1 of the batch", err)
+	}
 	// An escaped backslash before "u0000" is not a NUL.
 	if _, err := c.Upsert(ctx, mnemo.Record{ID: "ok", Vector: []float32{1, 0}, Content: `\u0000`, Metadata: map[string]any{"k": `\u0000`}}); err != nil {
 		t.Fatalf("a literal backslash-u0000: %v", err)
