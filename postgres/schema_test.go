@@ -28,14 +28,18 @@ func openSchema(ctx context.Context, dsn string) (s *postgres.Store, err error) 
 func schemaRows(t *testing.T, conn *pgx.Conn) string {
 	t.Helper()
 	ctx := context.Background()
+	// The test's own schema, not the search path, which goes on to
+	// public: a mnemo_schema there (from an Open of the bare DSN) is not
+	// this test's.
+	var schema string
 	var exists bool
-	if err := conn.QueryRow(ctx, `SELECT to_regclass('mnemo_schema') IS NOT NULL`).Scan(&exists); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT current_schema(), to_regclass(quote_ident(current_schema()) || '.mnemo_schema') IS NOT NULL`).Scan(&schema, &exists); err != nil {
 		t.Fatal(err)
 	}
 	if !exists {
 		return "absent"
 	}
-	rows, err := conn.Query(ctx, `SELECT version FROM mnemo_schema ORDER BY version`)
+	rows, err := conn.Query(ctx, `SELECT version FROM `+pgx.Identifier{schema, "mnemo_schema"}.Sanitize()+` ORDER BY version`)
 	if err != nil {
 		t.Fatal(err)
 	}
