@@ -65,9 +65,13 @@
 //
 // Differences from the engine: PostgreSQL text cannot hold U+0000, so a
 // record whose content or metadata contains it is refused
-// (mnemo.ErrInvalidRecord wrapped with ErrUnsupported); pgvector indexes
-// at most 2000 dimensions (larger collections need mnemo.Flat) and
-// holds at most 16000.
+// (mnemo.ErrInvalidRecord wrapped with ErrUnsupported), and so is a
+// config whose embedder, kind or text fields do (mnemo.ErrInvalidConfig
+// wrapped with ErrUnsupported); pgvector indexes at most 2000 dimensions
+// (larger collections need mnemo.Flat), holds at most 16000, and builds
+// an HNSW index only with M from 2 to 100 and efConstruction from 4 to
+// 1000 and at least 2*M (the engine takes M up to mnemo.MaxM), refused as
+// mnemo.ErrInvalidConfig wrapped with ErrUnsupported.
 //
 // # Durability and failures
 //
