@@ -295,6 +295,11 @@ func testScanAndCount(t *testing.T, s mnemo.Store) {
 	if err != nil || len(page) != len(ids) || next != "" {
 		t.Fatalf("Scan of exactly all: %d records, next %q, %v", len(page), next, err)
 	}
+	// A limit past what any collection holds asks for everything.
+	page, next, err = c.Scan(ctx, "", math.MaxInt)
+	if err != nil || len(page) != len(ids) || next != "" {
+		t.Fatalf("Scan with limit math.MaxInt: %d records, next %q, %v", len(page), next, err)
+	}
 	if _, _, err := c.Scan(ctx, "", 0); !errors.Is(err, mnemo.ErrBadQuery) {
 		t.Fatalf("Scan limit 0: %v, want ErrBadQuery", err)
 	}

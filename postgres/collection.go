@@ -226,6 +226,9 @@ func (c *Collection) Scan(ctx context.Context, after string, limit int) ([]mnemo
 	if limit <= 0 {
 		return nil, "", fmt.Errorf("%w: limit %d, want > 0", mnemo.ErrBadQuery, limit)
 	}
+	// No collection holds more (see mnemo.MaxQueryK); limit+1 below must
+	// not overflow.
+	limit = min(limit, mnemo.MaxQueryK)
 	// Byte order is the order of COLLATE "C" over UTF-8, and of bytea: an
 	// after that text cannot hold is compared as bytes (an exact scan).
 	where, arg := `id > $1`, any(after)
