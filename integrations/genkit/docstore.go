@@ -64,10 +64,14 @@ type DocStore struct {
 // open (engine.DB.Store) or a server (package postgres). The caller keeps
 // ownership of db: DocStore.Close leaves it open. opts may be nil; its
 // ConfigSchema defaults to RetrieverOptions' schema (opts itself is not
-// changed).
+// changed). A name already defined in g is ErrInvalid (Genkit itself
+// panics on a second registration).
 func DefineRetriever(ctx context.Context, g *genkit.Genkit, db mnemo.Store, name string, cfg *Config, opts *ai.RetrieverOptions) (*DocStore, ai.Retriever, error) {
 	if g == nil || db == nil || name == "" {
 		return nil, nil, fmt.Errorf("%w: DefineRetriever needs a Genkit, a database and a name", ErrInvalid)
+	}
+	if IsDefinedRetriever(g, name) {
+		return nil, nil, fmt.Errorf("%w: retriever %q is already defined in this Genkit", ErrInvalid, name)
 	}
 	docs, err := vectorstore.New(ctx, db, cfg.documents(name))
 	if err != nil {
@@ -82,6 +86,9 @@ func DefineRetriever(ctx context.Context, g *genkit.Genkit, db mnemo.Store, name
 func OpenRetriever(dir string, g *genkit.Genkit, name string, cfg *Config, opts *ai.RetrieverOptions) (*DocStore, ai.Retriever, error) {
 	if g == nil || name == "" {
 		return nil, nil, fmt.Errorf("%w: OpenRetriever needs a Genkit and a name", ErrInvalid)
+	}
+	if IsDefinedRetriever(g, name) {
+		return nil, nil, fmt.Errorf("%w: retriever %q is already defined in this Genkit", ErrInvalid, name)
 	}
 	docs, err := vectorstore.Open(dir, cfg.documents(name))
 	if err != nil {

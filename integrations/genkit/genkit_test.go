@@ -212,6 +212,9 @@ func TestBadInput(t *testing.T) {
 			{"unknown option", direct(map[string]any{"topK": 3}), ErrInvalid},
 			{"options of another type", direct(3), ErrInvalid},
 			{"no database", func() error { _, _, err := DefineRetriever(ctx, g, nil, "x", nil, nil); return err }(), ErrInvalid},
+			// Genkit panics on a second registration of a name.
+			{"defined twice", func() error { _, _, err := DefineRetriever(ctx, g, db, "notes", nil, nil); return err }(), ErrInvalid},
+			{"opened where defined", func() error { _, _, err := OpenRetriever("", g, "notes", nil, nil); return err }(), ErrInvalid},
 		}
 		for _, tt := range tests {
 			if !errors.Is(tt.err, tt.want) {
