@@ -30,7 +30,8 @@ import "context"
 
 // Store is the contract both memories share: [Semantic] and
 // docstore.Store implement it. Where it names an error, every
-// implementation returns this package's sentinel.
+// implementation returns this package's sentinel. Both are safe for
+// concurrent use by multiple goroutines.
 type Store interface {
 	// Store saves content. Empty or whitespace-only content fails with
 	// ErrEmpty and content that is not valid UTF-8 with ErrInvalid, and
