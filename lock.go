@@ -2,6 +2,9 @@ package mnemo
 
 import (
 	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
 )
 
 // Locker is implemented by a Store that can hold a named lock for every
@@ -17,6 +20,16 @@ type Locker interface {
 	// is held until Unlock, or until the database is closed (the engine's
 	// DB; a server Store's Close).
 	TryLock(ctx context.Context, name string) (Lock, error)
+}
+
+// CheckLockName reports whether name can name a lock on every backend:
+// valid UTF-8 without U+0000 (ErrInvalidConfig otherwise). Lockers check
+// it, so that a name one backend refuses is refused by all.
+func CheckLockName(name string) error {
+	if !utf8.ValidString(name) || strings.IndexByte(name, 0) >= 0 {
+		return fmt.Errorf("%w: lock name %q: want UTF-8 without U+0000", ErrInvalidConfig, name)
+	}
+	return nil
 }
 
 // Lock is a lock a Locker granted. Implementations are safe for

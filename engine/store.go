@@ -110,6 +110,9 @@ func (s store) TryLock(ctx context.Context, name string) (mnemo.Lock, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := mnemo.CheckLockName(name); err != nil {
+		return nil, err
+	}
 	return s.db.locks.take(s.db, name)
 }
 

@@ -124,5 +124,12 @@ func testLocks(t *testing.T, a, b mnemo.Store) {
 	}
 	lb.Unlock()
 	lb2.Unlock()
-
+	for _, name := range []string{"\xff", "a\x00b"} { // a name no backend can hold
+		if l, err := mnemo.TryLock(ctx, a, name); !errors.Is(err, mnemo.ErrInvalidConfig) {
+			t.Errorf("TryLock(%q): %v, want ErrInvalidConfig", name, err)
+			if err == nil {
+				l.Unlock()
+			}
+		}
+	}
 }

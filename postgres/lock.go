@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/mnemodb/mnemo"
@@ -65,8 +64,8 @@ func (s *Store) TryLock(ctx context.Context, name string) (mnemo.Lock, error) {
 	if err := s.enter(ctx); err != nil {
 		return nil, err
 	}
-	if !storable(name) || !utf8.ValidString(name) {
-		return nil, fmt.Errorf("%w: lock name %q: want UTF-8 without U+0000", mnemo.ErrInvalidConfig, name)
+	if err := mnemo.CheckLockName(name); err != nil {
+		return nil, err
 	}
 	lc := &s.locks
 	lc.mu.Lock()
