@@ -116,6 +116,33 @@ func TestClosed(t *testing.T) {
 	}
 }
 
+// TestNilStore: a nil *Store passed as a mnemo.Store (a non-nil interface)
+// fails every call with ErrClosed instead of panicking, through the memory
+// adapters too. It needs no server.
+func TestNilStore(t *testing.T) {
+	ctx := context.Background()
+	var s *postgres.Store
+	var db mnemo.Store = s
+	if _, err := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: 2}); !errors.Is(err, mnemo.ErrClosed) {
+		t.Errorf("CreateCollection: %v, want ErrClosed", err)
+	}
+	if _, err := db.Collection(ctx, "c"); !errors.Is(err, mnemo.ErrClosed) {
+		t.Errorf("Collection: %v, want ErrClosed", err)
+	}
+	if _, err := db.Collections(ctx); !errors.Is(err, mnemo.ErrClosed) {
+		t.Errorf("Collections: %v, want ErrClosed", err)
+	}
+	if err := db.DropCollection(ctx, "c"); !errors.Is(err, mnemo.ErrClosed) {
+		t.Errorf("DropCollection: %v, want ErrClosed", err)
+	}
+	if _, err := mnemo.TryLock(ctx, db, "x"); !errors.Is(err, mnemo.ErrClosed) {
+		t.Errorf("TryLock: %v, want ErrClosed", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}
+
 // The second process of TestTwoProcesses: it writes numbered records in
 // batches and prints "acked N" after each batch that Upsert acknowledged.
 func TestMain(m *testing.M) {

@@ -179,7 +179,7 @@ var migrations = [][]string{
 // Close closes the connection pool, waiting for connections in use to be
 // released. Later calls fail with mnemo.ErrClosed.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if s == nil || s.closed.Swap(true) {
 		return nil
 	}
 	s.pool.Close() // waits for the calls in flight, writes under a lock among them
@@ -403,6 +403,11 @@ func (s *Store) DropCollection(ctx context.Context, name string) error {
 
 // enter checks the store is open and ctx is live.
 func (s *Store) enter(ctx context.Context) error {
+	if s == nil {
+		// A nil *Store given where a mnemo.Store goes is not a nil
+		// interface: fail as a closed one does, not with a panic.
+		return fmt.Errorf("%w: nil *postgres.Store", mnemo.ErrClosed)
+	}
 	if s.closed.Load() {
 		return mnemo.ErrClosed
 	}
