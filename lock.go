@@ -38,8 +38,8 @@ type Lock interface {
 	// Check reports whether the lock is still held: nil, or an error
 	// wrapping ErrLockLost when it was lost without an Unlock (its
 	// database was closed, or a server ended the connection that held
-	// it), or the error of a server that did not answer. A holder checks before each write that only the
-	// holder may make.
+	// it), or the error of a server that did not answer. A holder checks
+	// before each write that only the holder may make.
 	Check(ctx context.Context) error
 	// Unlock releases the lock; a second call does nothing.
 	Unlock() error

@@ -15,8 +15,9 @@ package engine
 // a query's Ef chooses the graph at any size, trading recall for speed.
 
 // exactScanBudget is the largest n*(d+exactRowCost) answered by an exact
-// scan: 20,000 x 384, the size measured above (docs/performance-notes.md). A variable so that tests can exercise
-// both sides of the rule with small collections.
+// scan: 20,000 x 384, the size measured above (docs/performance-notes.md).
+// A variable so that tests can exercise both sides of the rule with small
+// collections.
 var exactScanBudget = 20000 * (384 + exactRowCost)
 
 // exactRowCost is the fixed cost of scoring a row in the row kernels (the
