@@ -120,7 +120,8 @@ type CollectionConfig struct {
 // TextConfig configures a collection's full-text index, which Query uses
 // for text and hybrid queries. Every record's content (and the listed
 // metadata fields) is analyzed by package analysis and indexed in the same
-// atomic write as the record.
+// atomic write as the record. Like CollectionConfig, it is plain data,
+// safe to read from several goroutines while no one changes it.
 type TextConfig struct {
 	// Disabled turns the full-text index off: writes are cheaper and
 	// queries must carry a vector.

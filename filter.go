@@ -519,6 +519,9 @@ const (
 //     false for any other type.
 //   - $in: $eq with one of Values; $nin: its negation.
 //   - $exists: the field's presence (even holding null) equals Value.
+//
+// A tree is the caller's copy (see Filter.Tree), safe to read from several
+// goroutines while no one changes it.
 type FilterNode struct {
 	Op       FilterOp
 	Field    string

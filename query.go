@@ -64,6 +64,8 @@ type Query struct {
 // after its candidates, in ID order, so that equal scores among them are
 // ranked by ID on every backend. A text query with a vector and
 // MinSimilarity drops the hits under it before K cuts the ranking.
+// Spread is plain data, safe to read from several goroutines while no one
+// changes it.
 type Spread struct {
 	// Group is the metadata field whose equal values form one sequence
 	// (a session id, say); empty means the whole collection is one.
@@ -120,7 +122,8 @@ const DefaultVectorWeight = 0.3
 // candidates from each side. These defaults were chosen by measuring
 // retrieval quality with the offline embedder on conversations and on a
 // classic test collection (docs/performance-notes.md, "Retrieval
-// defaults"). A stronger embedder earns a larger vector weight.
+// defaults"). A stronger embedder earns a larger vector weight. Fusion is
+// a plain value, safe to copy and share.
 type Fusion struct {
 	// Method is FusionWeighted (the default when empty) or FusionRRF.
 	Method FusionMethod

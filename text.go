@@ -19,7 +19,8 @@ const (
 // with more (a document of megabytes) keeps its most frequent ones.
 const MaxTextTerms = 1 << 16
 
-// BM25 holds the parameters of BM25 scoring.
+// BM25 holds the parameters of BM25 scoring. It is a plain value, safe to
+// copy and share.
 type BM25 struct {
 	// K1 saturates term frequency: 0 ignores it, larger lets it count
 	// longer. Typical values are 0.9 to 2.

@@ -9,7 +9,9 @@ import (
 	"github.com/mnemodb/mnemo/index"
 )
 
-// Stats describes a database.
+// Stats describes a database. It is a snapshot the caller owns: nothing
+// else refers to it, and later changes to the database do not show in
+// it.
 type Stats struct {
 	// OpenDuration is how long Open took, all collections included.
 	OpenDuration time.Duration
@@ -23,7 +25,8 @@ type Stats struct {
 	Collections []CollectionStats
 }
 
-// CollectionStats describes one collection.
+// CollectionStats describes one collection, as a snapshot the caller owns
+// (see Stats).
 type CollectionStats struct {
 	Name   string
 	Config mnemo.CollectionConfig

@@ -24,7 +24,8 @@ import (
 // reads.
 const SchemaVersion = 1
 
-// Options configures a Store. The zero value (or nil) is valid.
+// Options configures a Store. The zero value (or nil) is valid. Open
+// copies what it needs: the Options may be reused or changed afterwards.
 type Options struct {
 	// MaxConns bounds the connection pool; zero means pgx's default (the
 	// larger of 4 and the number of CPUs).
