@@ -11,11 +11,13 @@
 //
 // # Schema
 //
-// Open creates (or migrates) the schema under a transaction-scoped
-// advisory lock, so concurrent Opens are safe. The version of the schema
-// is the one row of mnemo_schema; a version this package does not know
-// (newer, or below 1), more than one row, or none beside an existing
-// mnemo_collections is ErrSchema, and Open then changes nothing.
+// Open first reads the schema's version and, when it is SchemaVersion,
+// changes nothing and takes no lock. Otherwise it creates (or migrates)
+// the schema under a transaction-scoped advisory lock, so concurrent
+// Opens are safe. The version of the schema is the one row of
+// mnemo_schema; a version this package does not know (newer, or below 1),
+// more than one row, or none beside an existing mnemo_collections is
+// ErrSchema, and Open then changes nothing.
 // Collections are listed in mnemo_collections (name, config as JSON);
 // each has a table of its own, named by its numeric id so that any
 // collection name is safe:
@@ -72,6 +74,19 @@
 // an HNSW index only with M from 2 to 100 and efConstruction from 4 to
 // 1000 and at least 2*M (the engine takes M up to mnemo.MaxM), refused as
 // mnemo.ErrInvalidConfig wrapped with ErrUnsupported.
+//
+// # Read replicas
+//
+// Read-only work can go to a hot standby once the primary has created
+// the schema (any Open there does): Open on the standby only reads it, and
+// Collections, Collection, Get, Scan, Count and Query work as on the
+// primary, over what the standby has replayed so far. Writes there
+// (Upsert, Delete, CreateCollection, DropCollection) fail with an error
+// wrapping ErrReadOnly and change nothing, and Open of a standby whose
+// schema is missing or older than SchemaVersion fails with ErrReadOnly
+// too. TryLock works on a standby, but PostgreSQL's advisory locks belong
+// to the server that took them: a lock taken on the standby does not
+// exclude a holder on the primary, nor the other way round.
 //
 // # Durability and failures
 //

@@ -17,6 +17,13 @@ var (
 	// ErrSchema reports a database whose mnemo schema is newer than this
 	// package knows, or otherwise unusable.
 	ErrSchema = errors.New("postgres: unsupported schema")
+	// ErrReadOnly reports a write refused because the server is read-only
+	// (SQLSTATE 25006 read_only_sql_transaction), such as a hot standby:
+	// Upsert, Delete, CreateCollection and DropCollection there wrap it,
+	// with the server's error, and change nothing. Open wraps it when a
+	// read-only server's schema is missing or older than SchemaVersion,
+	// since the schema must be created (or migrated) on the primary.
+	ErrReadOnly = errors.New("postgres: server is read-only")
 	// ErrUnsupported reports a record or config that PostgreSQL cannot
 	// hold though the engine can: text containing U+0000 (refused as
 	// mnemo.ErrInvalidRecord too, or as mnemo.ErrInvalidConfig in a

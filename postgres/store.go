@@ -61,8 +61,11 @@ var _ mnemo.Store = (*Store)(nil)
 
 // Open connects to the database named by dsn (a postgres:// URL or a
 // key=value connection string, as pgx reads it), creates the pgvector
-// extension and mnemo's tables when missing, and returns the Store, which
-// owns its connection pool: Close closes it.
+// extension and mnemo's tables when missing (or migrates them), and
+// returns the Store, which owns its connection pool: Close closes it.
+// When the schema is already at SchemaVersion, Open only reads it (no DDL,
+// no lock), so it opens a read replica too; a read-only server whose
+// schema is missing or older fails with ErrReadOnly.
 func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -87,7 +90,10 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 			return err
 		}
 		defer conn.Close(context.Background())
-		return migrate(ctx, conn)
+		if v, err := schemaVersion(ctx, conn); err == nil && v == SchemaVersion {
+			return nil // current: no lock and no DDL, so a read replica opens too
+		}
+		return migrate(ctx, conn) // decides again, under the lock
 	})
 	if err != nil {
 		return nil, err
@@ -104,52 +110,35 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 const schemaLock = 0x6d6e656d6f
 
 // migrate brings the schema to SchemaVersion, creating it in a database
-// (schema) that has none. mnemo_schema must hold exactly one row, of a
-// version from 1 to SchemaVersion (an older one is migrated), and then
-// mnemo_collections must exist; mnemo_schema without a row is a new
-// database only when mnemo_collections does not exist either. Any other
-// state is ErrSchema, naming what it found, and is left as it was.
+// (schema) that has none, under the advisory lock, so that concurrent
+// Opens of a new schema create it once. It changes nothing when the
+// schema is current, and fails with ErrReadOnly when it would change
+// something on a read-only server. Any state schemaVersion refuses is
+// ErrSchema and is left as it was.
 func migrate(ctx context.Context, conn *pgx.Conn) error {
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
 			return err
+		}
+		version, err := schemaVersion(ctx, tx)
+		if err != nil || version == SchemaVersion {
+			return err
+		}
+		var readOnly string
+		if err := tx.QueryRow(ctx, `SELECT current_setting('transaction_read_only')`).Scan(&readOnly); err != nil {
+			return err
+		}
+		if readOnly == "on" {
+			if version == 0 {
+				return fmt.Errorf("%w: the database has no mnemo schema; the schema must be created on the primary", ErrReadOnly)
+			}
+			return fmt.Errorf("%w: the database has mnemo schema version %d, this version needs %d; the schema must be migrated on the primary", ErrReadOnly, version, SchemaVersion)
 		}
 		if _, err := tx.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS vector`); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS mnemo_schema (version integer NOT NULL)`); err != nil {
 			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT version FROM mnemo_schema`)
-		if err != nil {
-			return err
-		}
-		versions, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return err
-		}
-		// mnemo_collections in the schema mnemo_schema is in: where the
-		// statements below create it, and the first on the search path.
-		var catalog bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c
-			WHERE c.relname = 'mnemo_collections' AND c.relnamespace = (SELECT relnamespace FROM pg_catalog.pg_class WHERE oid = 'mnemo_schema'::regclass))`).Scan(&catalog); err != nil {
-			return err
-		}
-		version := int64(0) // a new database
-		switch {
-		case len(versions) > 1:
-			slices.Sort(versions)
-			return fmt.Errorf("%w: mnemo_schema holds %d rows (versions %v), want one", ErrSchema, len(versions), versions)
-		case len(versions) == 0 && catalog:
-			return fmt.Errorf("%w: mnemo_schema holds no version, but mnemo_collections exists", ErrSchema)
-		case len(versions) == 1:
-			version = versions[0]
-			if version < 1 || version > SchemaVersion {
-				return fmt.Errorf("%w: the database has mnemo schema version %d; this version knows 1 to %d", ErrSchema, version, SchemaVersion)
-			}
-			if !catalog {
-				return fmt.Errorf("%w: the database has mnemo schema version %d but no mnemo_collections table", ErrSchema, version)
-			}
 		}
 		for v := version + 1; v <= SchemaVersion; v++ {
 			for _, stmt := range migrations[v-1] {
@@ -160,11 +149,66 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 		}
 		if version == 0 {
 			_, err = tx.Exec(ctx, `INSERT INTO mnemo_schema (version) VALUES ($1)`, SchemaVersion)
-		} else if version < SchemaVersion {
+		} else {
 			_, err = tx.Exec(ctx, `UPDATE mnemo_schema SET version = $1`, SchemaVersion)
 		}
 		return err
 	})
+}
+
+// schemaVersion reads the version of the schema in the connection's
+// current schema (the first of the search path that exists), 0 for a new
+// database, and changes nothing. mnemo_schema must hold exactly one row,
+// of a version from 1 to SchemaVersion, and then mnemo_collections must
+// exist beside it; a missing or empty mnemo_schema is a new database only
+// when mnemo_collections does not exist either. Any other state is
+// ErrSchema, naming what it found.
+func schemaVersion(ctx context.Context, q querier) (int64, error) {
+	// A query of pg_class, not to_regclass: its lookups go through the
+	// connection's catalog cache, which an Open that waited for the lock
+	// may not have refreshed since it found no tables before the wait.
+	var schema *string
+	var table, catalog bool
+	if err := q.QueryRow(ctx, `SELECT current_schema(),
+		EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = current_schema() AND c.relname = 'mnemo_schema'),
+		EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+			WHERE n.nspname = current_schema() AND c.relname = 'mnemo_collections')`).Scan(&schema, &table, &catalog); err != nil {
+		return 0, err
+	}
+	var versions []int64
+	if table {
+		rows, err := q.Query(ctx, `SELECT version FROM `+pgx.Identifier{*schema, "mnemo_schema"}.Sanitize())
+		if err != nil {
+			return 0, err
+		}
+		if versions, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+			return 0, err
+		}
+	}
+	switch {
+	case len(versions) > 1:
+		slices.Sort(versions)
+		return 0, fmt.Errorf("%w: mnemo_schema holds %d rows (versions %v), want one", ErrSchema, len(versions), versions)
+	case len(versions) == 0 && catalog:
+		return 0, fmt.Errorf("%w: mnemo_schema holds no version, but mnemo_collections exists", ErrSchema)
+	case len(versions) == 0:
+		return 0, nil // a new database
+	}
+	version := versions[0]
+	if version < 1 || version > SchemaVersion {
+		return 0, fmt.Errorf("%w: the database has mnemo schema version %d; this version knows 1 to %d", ErrSchema, version, SchemaVersion)
+	}
+	if !catalog {
+		return 0, fmt.Errorf("%w: the database has mnemo schema version %d but no mnemo_collections table", ErrSchema, version)
+	}
+	return version, nil
+}
+
+// querier is what schemaVersion reads through: a *pgx.Conn or a pgx.Tx.
+type querier interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+	QueryRow(context.Context, string, ...any) pgx.Row
 }
 
 // migrations[i] takes the schema from version i to i+1.
@@ -419,7 +463,8 @@ func (s *Store) enter(ctx context.Context) error {
 // error, for up to s.retry; it then fails with ErrUnavailable. Every f
 // given to do is idempotent. Errors from the server keep their meaning:
 // an undefined table (a dropped collection) becomes
-// mnemo.ErrCollectionNotFound.
+// mnemo.ErrCollectionNotFound, a write refused by a read-only server
+// ErrReadOnly.
 func (s *Store) do(ctx context.Context, f func(context.Context) error) error {
 	start := time.Now()
 	wait := 20 * time.Millisecond
@@ -496,6 +541,9 @@ func serverError(err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
 		return fmt.Errorf("%w: %v", mnemo.ErrCollectionNotFound, err)
+	}
+	if errors.As(err, &pe) && pe.Code == "25006" { // read_only_sql_transaction: a standby
+		return fmt.Errorf("%w: %w", ErrReadOnly, err)
 	}
 	if errors.As(err, &pe) {
 		return fmt.Errorf("postgres: %w", err)
