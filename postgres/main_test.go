@@ -75,6 +75,28 @@ func withSearchPath(t testing.TB, dsn, schema string) string {
 	return u.String()
 }
 
+// createSchema opens a Store on dsn, which creates mnemo's schema there,
+// and closes it.
+func createSchema(t testing.TB, dsn string) {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+// connect returns a plain connection to dsn, closed with the test.
+func connect(t testing.TB, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
 func openFresh(t testing.TB) *postgres.Store {
 	t.Helper()
 	s, err := postgres.Open(context.Background(), freshDSN(t), nil)

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/postgres"
 )
@@ -75,17 +73,9 @@ func TestSchemaVersion(t *testing.T) {
 	dsn := freshDSN(t)
 	ctx := context.Background()
 	for range 2 { // the second Open finds the schema made
-		s, err := postgres.Open(ctx, dsn, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Close()
+		createSchema(t, dsn)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, dsn)
 	if _, err := conn.Exec(ctx, `UPDATE mnemo_schema SET version = $1`, postgres.SchemaVersion+1); err != nil {
 		t.Fatal(err)
 	}

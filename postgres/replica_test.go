@@ -150,17 +150,9 @@ func TestReadOnlyOpen(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dsn := freshDSN(t)
 			if tt.setup != nil {
-				s, err := postgres.Open(ctx, dsn, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				s.Close()
+				createSchema(t, dsn)
 			}
-			conn, err := pgx.Connect(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
+			conn := connect(t, dsn)
 			for _, stmt := range tt.setup {
 				if _, err := conn.Exec(ctx, stmt); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
@@ -189,16 +181,8 @@ func TestReadOnlyOpen(t *testing.T) {
 func TestOpenCurrentTakesNoLock(t *testing.T) {
 	ctx := context.Background()
 	dsn := freshDSN(t)
-	s, err := postgres.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	createSchema(t, dsn)
+	conn := connect(t, dsn)
 	const schemaLock = 0x6d6e656d6f // the package's schema lock key ("mnemo")
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(schemaLock)); err != nil {
 		t.Fatal(err)
@@ -206,7 +190,7 @@ func TestOpenCurrentTakesNoLock(t *testing.T) {
 	defer conn.Exec(ctx, `SELECT pg_advisory_unlock($1)`, int64(schemaLock))
 	tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	s, err = postgres.Open(tctx, dsn, nil)
+	s, err := postgres.Open(tctx, dsn, nil)
 	if err != nil {
 		t.Fatalf("Open of a current schema while the schema lock is held: %v", err)
 	}

@@ -82,17 +82,9 @@ func TestSchemaCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dsn := freshDSN(t)
-			conn, err := pgx.Connect(ctx, dsn)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(ctx)
+			conn := connect(t, dsn)
 			if tt.setup != nil {
-				s, err := postgres.Open(ctx, dsn, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				s.Close()
+				createSchema(t, dsn)
 				for _, stmt := range tt.setup {
 					if _, err := conn.Exec(ctx, stmt); err != nil {
 						t.Fatalf("%s: %v", stmt, err)
