@@ -91,16 +91,49 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 		ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, content = EXCLUDED.content,
 			metadata = EXCLUDED.metadata, terms = EXCLUDED.terms, freqs = EXCLUDED.freqs, text_len = EXCLUDED.text_len`
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		var b pgx.Batch
-		for _, r := range rows {
-			b.Queue(sql, r.id, r.vec, r.text, r.meta, r.terms, r.freqs, r.length)
-		}
-		return c.s.pool.SendBatch(ctx, &b).Close() // one implicit transaction
+		return pgx.BeginFunc(ctx, c.s.pool, func(tx pgx.Tx) error {
+			old, err := c.lockOld(ctx, tx, ids, `SELECT id, terms, text_len FROM `+c.table+` WHERE id = ANY($1)`)
+			if err != nil {
+				return err
+			}
+			tc := textChange{df: map[string]*termDelta{}}
+			var b pgx.Batch
+			for _, r := range rows {
+				b.Queue(sql, r.id, r.vec, r.text, r.meta, r.terms, r.freqs, r.length)
+				if o, ok := old[r.id]; ok {
+					tc.change(r, &o)
+				} else {
+					tc.change(r, nil)
+				}
+			}
+			tc.queue(&b, c.id)
+			return tx.SendBatch(ctx, &b).Close()
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return ids, nil
+}
+
+// lockOld takes the write locks of the records with the given IDs (see
+// lockIDs) in tx, then runs sql, which reads (or deletes) them returning
+// (id, terms, text_len), and returns what they held in the full-text
+// index by ID.
+func (c *Collection) lockOld(ctx context.Context, tx pgx.Tx, ids []string, sql string) (map[string]oldText, error) {
+	var b pgx.Batch
+	b.Queue(lockIDs(c.id), ids)
+	b.Queue(sql, ids)
+	br := tx.SendBatch(ctx, &b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	old, err := readOld(br)
+	if err != nil {
+		return nil, err
+	}
+	return old, br.Close()
 }
 
 // row prepares record i (checked, with its metadata JSON) for the table;
@@ -175,13 +208,24 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	var n int64
+	var n int
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		tag, err := c.s.pool.Exec(ctx, `DELETE FROM `+c.table+` WHERE id = ANY($1)`, ids)
-		n = tag.RowsAffected()
-		return err
+		return pgx.BeginFunc(ctx, c.s.pool, func(tx pgx.Tx) error {
+			old, err := c.lockOld(ctx, tx, ids, `DELETE FROM `+c.table+` WHERE id = ANY($1) RETURNING id, terms, text_len`)
+			if err != nil {
+				return err
+			}
+			n = len(old)
+			tc := textChange{df: map[string]*termDelta{}}
+			for id, o := range old {
+				tc.drop(id, o)
+			}
+			var b pgx.Batch
+			tc.queue(&b, c.id)
+			return tx.SendBatch(ctx, &b).Close()
+		})
 	})
-	return int(n), err
+	return n, err
 }
 
 // Get returns the record with the given ID and whether it exists.

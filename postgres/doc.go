@@ -33,7 +33,19 @@
 //	)
 //	HNSW index on embedding (vector_cosine_ops, vector_ip_ops or vector_l2_ops
 //	by metric; m and ef_construction from the config, 16 and 200 by default)
-//	GIN index on terms
+//
+//	mnemo_postings_<id>  (term, id, tf, len)  PRIMARY KEY (term, id) INCLUDE (tf, len)
+//	mnemo_terms_<id>     (term, shard, df, max_tf, min_len)
+//	mnemo_textstats_<id> (shard, n, total)
+//
+// The last three are the collection's full-text index, written in the
+// same transaction as the records: a posting per distinct term of a
+// record, each term's document frequency, and the number and total length
+// of the records with text. Frequencies and totals are deltas in one of
+// 16 shards, chosen by the writing server process, so that concurrent
+// writers do not queue on one counter row; readers sum the shards. Each
+// term also keeps the largest frequency and shortest length it was
+// stored with, which bound what it can add to a score.
 //
 // One table per collection, rather than one table with a collection
 // column: pgvector's HNSW index needs a column of one dimension and one
@@ -53,7 +65,11 @@
 // numbers as float64), every value and field name a bound parameter. Text
 // is analyzed by the engine's analyzer (package analysis) in the
 // client, and ranked by the engine's BM25 formula computed in SQL over the
-// stored term frequencies, so both backends tokenize and score alike.
+// postings, so both backends tokenize and score alike. Like the engine,
+// a text query prunes by MaxScore: the records of its rarest terms set a
+// threshold, and the postings lists of common terms whose bounds cannot
+// lift a record over it are not read, only probed for the candidates
+// that could still make the top K. The ranking is exact.
 // Hybrid queries fuse the two sides with mnemo.FuseScores and rank them
 // with mnemo.SortHits. A vector or text side orders equal scores by
 // record ID, byte-wise, and when more records tie than it has places

@@ -9,14 +9,17 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/mnemodb/mnemo"
-	"github.com/mnemodb/mnemo/analysis"
 )
 
 // maxEfSearch is the largest hnsw.ef_search pgvector takes.
 const maxEfSearch = 1000
+
+// efKey keys a connection's hnsw.ef_search in its CustomData, when known.
+const efKey = "mnemo.ef_search"
 
 // Query answers a vector, text or hybrid query with the engine's
 // semantics (see engine.Collection.Query and the package doc): the same
@@ -29,10 +32,11 @@ const maxEfSearch = 1000
 // tie, the records at that distance are read again exactly (see
 // settleTies). With a filter, when the index returns fewer than K hits,
 // it is run again as an exact scan. Exact forces an exact scan. A text
-// query ranks every record holding a query term by BM25 with the
-// collection's statistics (an exact count of the table per query). A
-// hybrid query runs both sides for mnemo.FusionDepth candidates in one
-// round trip.
+// query ranks the records holding a query term by BM25 over the
+// collection's postings and statistics, pruned as the engine prunes (see
+// textSQL). A hybrid query runs both sides for mnemo.FusionDepth
+// candidates in one round trip. hnsw.ef_search is set in the same round
+// trip, only when the connection's differs.
 func (c *Collection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return nil, err
@@ -114,13 +118,23 @@ func merge(vec, txt []mnemo.Hit) []mnemo.Hit {
 // (mode text or hybrid) of q for k candidates each, in one round trip
 // (two when the vector side's k-th place is a tie; see settleTies).
 func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, k int, exact bool) (vec, txt []mnemo.Hit, err error) {
+	conn, err := c.s.reader().Acquire(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Release()
 	var b pgx.Batch
 	ef := q.Ef
 	if ef == 0 {
 		ef = c.cfg.EfSearch
 	}
 	ef = min(max(ef, k+1, 1), maxEfSearch)
-	b.Queue(`SELECT set_config('hnsw.ef_search', $1, false), set_config('hnsw.iterative_scan', 'strict_order', false)`, strconv.Itoa(ef))
+	// hnsw.ef_search is a setting of the connection: set only when it
+	// changes, in the query's round trip.
+	setEf := mode != mnemo.ModeText && conn.Conn().PgConn().CustomData()[efKey] != ef
+	if setEf {
+		b.Queue(`SELECT set_config('hnsw.ef_search', $1, false)`, strconv.Itoa(ef))
+	}
 	var qv *pgvector.Vector
 	if q.Vector != nil {
 		v := pgvector.NewVector(q.Vector)
@@ -134,10 +148,15 @@ func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, 
 		sql, args := c.textSQL(q, qv, k)
 		b.Queue(sql, args...)
 	}
-	br := c.s.pool.SendBatch(ctx, &b)
+	br := conn.SendBatch(ctx, &b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, nil, err
+	if setEf {
+		// The batch is one implicit transaction: the setting holds once
+		// the whole of it commits.
+		delete(conn.Conn().PgConn().CustomData(), efKey)
+		if _, err := br.Exec(); err != nil {
+			return nil, nil, err
+		}
 	}
 	var raw []float64
 	if mode != mnemo.ModeText {
@@ -156,8 +175,11 @@ func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, 
 	if err := br.Close(); err != nil {
 		return nil, nil, err
 	}
+	if setEf {
+		conn.Conn().PgConn().CustomData()[efKey] = ef
+	}
 	if mode != mnemo.ModeText {
-		if vec, err = c.settleTies(ctx, q, qv, vec, raw, k); err != nil {
+		if vec, err = c.settleTies(ctx, conn, q, qv, vec, raw, k); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -172,7 +194,7 @@ func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, 
 // k+1 tie, the rows at that distance are read again exactly, in ID order,
 // for the places left. The hits come back nearest first and ranked from
 // 1, with their similarity as their score.
-func (c *Collection) settleTies(ctx context.Context, q mnemo.Query, qv *pgvector.Vector, hits []mnemo.Hit, raw []float64, k int) ([]mnemo.Hit, error) {
+func (c *Collection) settleTies(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, hits []mnemo.Hit, raw []float64, k int) ([]mnemo.Hit, error) {
 	order := make([]int, len(hits))
 	for i := range order {
 		order[i] = i
@@ -191,7 +213,7 @@ func (c *Collection) settleTies(ctx context.Context, q mnemo.Query, qv *pgvector
 				sorted = append(sorted, hits[i])
 			}
 		}
-		tied, err := c.tied(ctx, q, qv, d, k-len(sorted))
+		tied, err := c.tied(ctx, conn, q, qv, d, k-len(sorted))
 		if err != nil {
 			return nil, err
 		}
@@ -209,13 +231,13 @@ func (c *Collection) settleTies(ctx context.Context, q mnemo.Query, qv *pgvector
 
 // tied returns up to n records that q's filter admits at distance d (as
 // SQL computes it) from q's vector, smallest IDs first: an exact scan.
-func (c *Collection) tied(ctx context.Context, q mnemo.Query, qv *pgvector.Vector, d float64, n int) ([]mnemo.Hit, error) {
+func (c *Collection) tied(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, d float64, n int) ([]mnemo.Hit, error) {
 	var b sqlBuilder
 	dist := c.distanceSQL(b.arg(qv))
 	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ", dist, " = ", b.arg(d), "::float8 AND ")
 	filterSQL(&b, "t.metadata", q.Filter)
 	b.write(" ORDER BY t.id LIMIT ", b.arg(int64(n)))
-	rows, err := c.s.pool.Query(ctx, b.String(), b.args...)
+	rows, err := conn.Query(ctx, b.String(), b.args...)
 	if err != nil {
 		return nil, err
 	}
@@ -265,50 +287,6 @@ func (c *Collection) vectorSQL(q mnemo.Query, qv *pgvector.Vector, k int, exact 
 	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ")
 	filterSQL(&b, "t.metadata", q.Filter)
 	b.write(" ORDER BY ", order, " LIMIT ", b.arg(int64(limit)))
-	return b.String(), b.args
-}
-
-// textSQL ranks by BM25 exactly as the engine's full-text index: idf over
-// the records holding a term (filter or not), length normalised by the
-// average length of the records that have text.
-func (c *Collection) textSQL(q mnemo.Query, qv *pgvector.Vector, k int) (string, []any) {
-	terms := analysis.Terms(q.Text)
-	slices.Sort(terms)
-	var uniq []string
-	var qtf []float64
-	for i, t := range terms {
-		if i > 0 && t == terms[i-1] {
-			qtf[len(qtf)-1]++
-			continue
-		}
-		uniq, qtf = append(uniq, t), append(qtf, 1)
-	}
-	if uniq == nil {
-		uniq = []string{}
-	}
-	p := *c.cfg.Text.BM25
-	if q.BM25 != nil {
-		p = *q.BM25
-	}
-	var b sqlBuilder
-	tp, qp, k1, bp := b.arg(uniq), b.arg(qtf), b.arg(p.K1), b.arg(p.B)
-	dist := ""
-	if qv != nil {
-		dist = c.distanceSQL(b.arg(qv))
-	}
-	b.write(`WITH q AS (SELECT * FROM unnest(`, tp, `::text[], `, qp, `::float8[]) AS q(term, qtf)),
-st AS MATERIALIZED (SELECT count(*) FILTER (WHERE text_len > 0)::float8 AS n, coalesce(sum(text_len), 0)::float8 AS total FROM `, c.table, `),
-w AS MATERIALIZED (SELECT q.term, ln(1 + (st.n - d.df + 0.5) / (d.df + 0.5)) * q.qtf * (`, k1, `::float8 + 1) AS wt
-	FROM q CROSS JOIN st CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM `, c.table, ` x WHERE x.terms @> ARRAY[q.term]) d
-	WHERE d.df > 0),
-c AS (SELECT `, c.columns(q, dist), ` AS d, (SELECT sum(w.wt * f.tf / (f.tf + `, k1, `::float8 * (1 - `, bp, `::float8 + `, bp, `::float8 * t.text_len / (st.total / nullif(st.n, 0)))))
-		FROM w CROSS JOIN LATERAL (SELECT t.freqs[array_position(t.terms, w.term)]::float8 AS tf) f
-		WHERE f.tf IS NOT NULL) AS score
-	FROM `, c.table, ` t CROSS JOIN st
-	WHERE t.terms && `, tp, `::text[] AND `)
-	filterSQL(&b, "t.metadata", q.Filter)
-	b.write(`)
-SELECT * FROM c WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT `, b.arg(int64(k)))
 	return b.String(), b.args
 }
 

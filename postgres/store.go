@@ -22,7 +22,7 @@ import (
 
 // SchemaVersion is the version of the tables this package creates and
 // reads.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Options configures a Store. The zero value (or nil) is valid. Open
 // copies what it needs: the Options may be reused or changed afterwards.
@@ -98,12 +98,27 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.AfterConnect = pgxvec.RegisterTypes
+	cfg.AfterConnect = afterConnect
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return s, nil
 }
+
+// afterConnect prepares a new connection of the pool: pgvector's types,
+// and pgvector's iterative index scan in strict order, so that a filtered
+// HNSW query goes on until it has its K hits (hnsw.ef_search is set per
+// query, when it changes: see Collection.sides).
+func afterConnect(ctx context.Context, conn *pgx.Conn) error {
+	if err := pgxvec.RegisterTypes(ctx, conn); err != nil {
+		return err
+	}
+	_, err := conn.Exec(ctx, `SELECT set_config('hnsw.iterative_scan', 'strict_order', false)`)
+	return err
+}
+
+// reader is the pool that read-only calls use.
+func (s *Store) reader() *pgxpool.Pool { return s.pool }
 
 // schemaLock is the advisory lock key that serialises schema and catalog
 // changes ("mnemo" in ASCII).
@@ -141,7 +156,11 @@ func migrate(ctx context.Context, conn *pgx.Conn) error {
 			return err
 		}
 		for v := version + 1; v <= SchemaVersion; v++ {
-			for _, stmt := range migrations[v-1] {
+			stmts, err := migrations[v-1](ctx, tx)
+			if err != nil {
+				return fmt.Errorf("migrate to schema version %d: %w", v, err)
+			}
+			for _, stmt := range stmts {
 				if _, err := tx.Exec(ctx, stmt); err != nil {
 					return fmt.Errorf("migrate to schema version %d: %w", v, err)
 				}
@@ -211,14 +230,34 @@ type querier interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
 }
 
-// migrations[i] takes the schema from version i to i+1.
-var migrations = [][]string{
-	{`CREATE TABLE mnemo_collections (
-		id bigserial PRIMARY KEY,
-		name text COLLATE "C" NOT NULL UNIQUE,
-		config jsonb NOT NULL,
-		created timestamptz NOT NULL DEFAULT now()
-	)`},
+// migrations[i] returns the statements that take the schema from version
+// i to i+1, reading what they depend on in tx.
+var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
+	func(context.Context, pgx.Tx) ([]string, error) {
+		return []string{`CREATE TABLE mnemo_collections (
+			id bigserial PRIMARY KEY,
+			name text COLLATE "C" NOT NULL UNIQUE,
+			config jsonb NOT NULL,
+			created timestamptz NOT NULL DEFAULT now()
+		)`}, nil
+	},
+	// 2: full text by postings, frequencies and statistics kept on write
+	// (text.go), instead of a GIN index over each record's terms.
+	func(ctx context.Context, tx pgx.Tx) ([]string, error) {
+		rows, err := tx.Query(ctx, `SELECT id FROM mnemo_collections ORDER BY id`)
+		if err != nil {
+			return nil, err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return nil, err
+		}
+		var stmts []string
+		for _, id := range ids {
+			stmts = append(stmts, buildTextTables(id)...)
+		}
+		return stmts, nil
+	},
 }
 
 // Close closes the connection pool, waiting for connections in use to be
@@ -345,8 +384,8 @@ func createTable(id int64, cfg mnemo.CollectionConfig) []string {
 			freqs int4[] NOT NULL,
 			text_len int4 NOT NULL
 		)`, t, cfg.Dimension),
-		fmt.Sprintf(`CREATE INDEX ON %s USING gin (terms)`, t),
 	}
+	stmts = append(stmts, createTextTables(id)...)
 	if cfg.Index == mnemo.HNSW {
 		stmts = append(stmts, fmt.Sprintf(`CREATE INDEX ON %s USING hnsw (embedding %s) WITH (m = %d, ef_construction = %d)`,
 			t, opclass(cfg.Metric), cfg.M, cfg.EfConstruction))
@@ -440,8 +479,12 @@ func (s *Store) DropCollection(ctx context.Context, name string) error {
 			if err != nil {
 				return err
 			}
-			_, err = tx.Exec(ctx, `DROP TABLE IF EXISTS `+tableName(id))
-			return err
+			for _, stmt := range append([]string{`DROP TABLE IF EXISTS ` + tableName(id)}, dropTextTables(id)...) {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	})
 }
@@ -539,7 +582,9 @@ func isClosedConn(err error) bool {
 // one.
 func serverError(err error) error {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "42P01" { // undefined_table
+	if errors.As(err, &pe) && pe.Code == "42P01" && strings.HasSuffix(pe.Message, "does not exist") {
+		// undefined_table: a dropped collection's (the code also names a
+		// statement's own mistakes, which are not)
 		return fmt.Errorf("%w: %v", mnemo.ErrCollectionNotFound, err)
 	}
 	if errors.As(err, &pe) && pe.Code == "25006" { // read_only_sql_transaction: a standby
