@@ -328,3 +328,45 @@ func TestOutage(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorTiesPastReach: when more records tie at the K-th place than
+// the index is asked for past K, the tie is settled by an exact scan: the
+// smallest IDs, as the engine keeps them; when fewer tie, by the index
+// alone, with the same result.
+func TestVectorTiesPastReach(t *testing.T) {
+	ctx := context.Background()
+	pg := openFresh(t)
+	defer pg.Close()
+	c, err := pg.CreateCollection(ctx, "ties", mnemo.CollectionConfig{Dimension: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tied := range []int{20, 200} {
+		var recs []mnemo.Record
+		for i := range tied {
+			recs = append(recs, mnemo.Record{ID: fmt.Sprintf("t%d-%04d", tied, (i*7919)%tied), Vector: []float32{1, 1, 0}})
+		}
+		for i := range 30 {
+			recs = append(recs, mnemo.Record{ID: fmt.Sprintf("o%d-%02d", tied, i), Vector: []float32{1, float32(i) + 2, 5}})
+		}
+		if _, err := c.Upsert(ctx, recs...); err != nil {
+			t.Fatal(err)
+		}
+		hits, err := c.Query(ctx, mnemo.Query{Vector: []float32{1, 1, 0}, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"t20-0000", "t20-0001", "t20-0002", "t20-0003", "t20-0004"}
+		if got := hitIDs(hits); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%d tied: got %v, want %v", tied, got, want)
+		}
+	}
+}
+
+func hitIDs(hits []mnemo.Hit) []string {
+	out := make([]string, len(hits))
+	for i, h := range hits {
+		out[i] = h.Record.ID
+	}
+	return out
+}

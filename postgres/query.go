@@ -213,7 +213,10 @@ func (c *Collection) settleTies(ctx context.Context, conn *pgxpool.Conn, q mnemo
 				sorted = append(sorted, hits[i])
 			}
 		}
-		tied, err := c.tied(ctx, conn, q, qv, d, k-len(sorted))
+		tied, err := c.tiedByIndex(ctx, conn, q, qv, d, k-len(sorted), k+tieReach)
+		if err == nil && tied == nil {
+			tied, err = c.tied(ctx, conn, q, qv, d, k-len(sorted))
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -227,6 +230,38 @@ func (c *Collection) settleTies(ctx context.Context, conn *pgxpool.Conn, q mnemo
 		sorted[i].Score, sorted[i].VectorRank = float64(sorted[i].Similarity), i+1
 	}
 	return sorted, nil
+}
+
+// tieReach is how many records past K a tie at the K-th place is looked
+// for in the index before an exact scan.
+const tieReach = 64
+
+// tiedByIndex returns up to n records that q's filter admits at distance
+// d (as SQL computes it) from q's vector, smallest IDs first, from the
+// index's nearest limit: when the index ran out of records, or found one
+// farther than d, it found every record at d that its search reaches.
+// It returns nil when the index holds more records at d than limit.
+func (c *Collection) tiedByIndex(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, d float64, n, limit int) ([]mnemo.Hit, error) {
+	sql, args := c.vectorSQL(q, qv, limit-1, false)
+	rows, err := conn.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	hits, raw, err := c.collectRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	if len(hits) == limit && raw[len(raw)-1] <= d {
+		return nil, nil
+	}
+	var tied []mnemo.Hit
+	for i, h := range hits {
+		if raw[i] == d {
+			tied = append(tied, h)
+		}
+	}
+	slices.SortFunc(tied, func(a, b mnemo.Hit) int { return strings.Compare(a.Record.ID, b.Record.ID) })
+	return tied[:min(n, len(tied))], nil
 }
 
 // tied returns up to n records that q's filter admits at distance d (as
