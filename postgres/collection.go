@@ -242,7 +242,7 @@ func (c *Collection) Get(ctx context.Context, id string) (mnemo.Record, bool, er
 	var rec mnemo.Record
 	found := false
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		rows, err := c.s.pool.Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE id = $1`, id)
+		rows, err := c.s.reader().Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE id = $1`, id)
 		if err != nil {
 			return err
 		}
@@ -281,7 +281,7 @@ func (c *Collection) Scan(ctx context.Context, after string, limit int) ([]mnemo
 	}
 	var page []mnemo.Record
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		rows, err := c.s.pool.Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE `+where+` ORDER BY id LIMIT $2`, arg, int64(limit)+1)
+		rows, err := c.s.reader().Query(ctx, `SELECT id, embedding, content, metadata FROM `+c.table+` WHERE `+where+` ORDER BY id LIMIT $2`, arg, int64(limit)+1)
 		if err != nil {
 			return err
 		}
@@ -305,7 +305,7 @@ func (c *Collection) Count(ctx context.Context) (int, error) {
 	}
 	var n int64
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		return c.s.pool.QueryRow(ctx, `SELECT count(*) FROM `+c.table).Scan(&n)
+		return c.s.reader().QueryRow(ctx, `SELECT count(*) FROM `+c.table).Scan(&n)
 	})
 	return int(n), err
 }

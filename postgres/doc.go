@@ -104,6 +104,28 @@
 // to the server that took them: a lock taken on the standby does not
 // exclude a holder on the primary, nor the other way round.
 //
+// One Store can use both: Options.ReadDSN names the standby, and the
+// Store opened on the primary sends the calls that only read
+// (Collections, Collection, Get, Scan, Count and Query) there, and writes
+// and locks to the primary. Open only reads the schema's version on the
+// standby, waiting up to Options.RetryTimeout for it to replay a schema
+// the primary just made.
+//
+// Reads on a standby may not see one's own writes. PostgreSQL replicates
+// asynchronously by default: a write returns once the primary committed
+// it, and the standby applies it a moment later, so a Get, Scan, Count,
+// Query or Collection lookup on the standby right after a write returned
+// may not see it (nor a collection just created: its handle from
+// CreateCollection reads a table the standby may not have yet, and fails
+// with mnemo.ErrCollectionNotFound until it has). A caller that must read
+// its own writes reads them from a Store without ReadDSN, or makes the
+// replication synchronous up to the apply: with synchronous_commit =
+// remote_apply on the primary and the standby named in its
+// synchronous_standby_names, a write returns only once the standby has
+// applied it, and reads there see it (at the cost of a round trip to the
+// standby in every write, and writes that wait while that standby is
+// down; see Durability).
+//
 // # Durability and failures
 //
 // A write returns after PostgreSQL committed it (a batch is one

@@ -41,12 +41,32 @@ func readOnlyDSN(t *testing.T, dsn string) string {
 	return ro
 }
 
+// replicas are the read-only servers the replica tests run on: the test
+// server through read-only sessions, and a hot standby of it. dsn gives
+// the DSN of a primary's schema (a freshDSN) on the read-only server;
+// sync waits until that server shows what the primary wrote.
+var replicas = []struct {
+	name string
+	dsn  func(t *testing.T, dsn string) string
+	sync func(t *testing.T)
+}{
+	{"read-only sessions", readOnlyDSN, func(*testing.T) {}},
+	{"hot standby", onStandby, func(t *testing.T) { waitReplay(t) }},
+}
+
 // TestReadReplica: a Store opened on a read-only server whose schema the
 // primary created reads as the primary does; its writes fail with
 // ErrReadOnly and change nothing; its locks work.
 func TestReadReplica(t *testing.T) {
+	for _, r := range replicas {
+		t.Run(r.name, func(t *testing.T) { testReadReplica(t, r.dsn, r.sync) })
+	}
+}
+
+func testReadReplica(t *testing.T, replicaDSN func(*testing.T, string) string, sync func(*testing.T)) {
 	ctx := context.Background()
 	dsn := freshDSN(t)
+	rdsn := replicaDSN(t, dsn)
 	primary, err := postgres.Open(ctx, dsn, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -62,8 +82,9 @@ func TestReadReplica(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
+	sync(t)
 
-	replica, err := postgres.Open(ctx, readOnlyDSN(t, dsn), nil)
+	replica, err := postgres.Open(ctx, rdsn, nil)
 	if err != nil {
 		t.Fatalf("Open of a read-only server with a current schema: %v", err)
 	}
@@ -111,15 +132,22 @@ func TestReadReplica(t *testing.T) {
 		})
 	}
 
-	// Nothing changed, as the primary sees it.
-	if names, err := primary.Collections(ctx); err != nil || !slices.Equal(names, []string{"notes"}) {
-		t.Fatalf("Collections after the refused writes: %v, %v; want [notes]", names, err)
-	}
-	if n, err := pc.Count(ctx); err != nil || n != 2 {
-		t.Fatalf("Count after the refused writes: %d, %v; want 2", n, err)
-	}
-	if r, ok, err := pc.Get(ctx, "a"); err != nil || !ok || r.Content != "Paul works at Google" {
-		t.Fatalf("Get after the refused writes: %+v, %v, %v", r, ok, err)
+	// Nothing changed, as the primary sees it, and then the replica.
+	for _, s := range []*postgres.Store{primary, replica} {
+		if names, err := s.Collections(ctx); err != nil || !slices.Equal(names, []string{"notes"}) {
+			t.Fatalf("Collections after the refused writes: %v, %v; want [notes]", names, err)
+		}
+		c, err := s.Collection(ctx, "notes")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Count(ctx); err != nil || n != 2 {
+			t.Fatalf("Count after the refused writes: %d, %v; want 2", n, err)
+		}
+		if r, ok, err := c.Get(ctx, "a"); err != nil || !ok || r.Content != "Paul works at Google" {
+			t.Fatalf("Get after the refused writes: %+v, %v, %v", r, ok, err)
+		}
+		sync(t)
 	}
 
 	// Advisory locks are not writes: a standby takes them (for itself).
@@ -146,19 +174,158 @@ func TestReadOnlyOpen(t *testing.T) {
 		{"newer version", []string{fmt.Sprintf(`UPDATE mnemo_schema SET version = %d`, postgres.SchemaVersion+1)}, postgres.ErrSchema, fmt.Sprint([]int{postgres.SchemaVersion + 1})},
 		{"no version row", []string{`DELETE FROM mnemo_schema`}, postgres.ErrSchema, "[]"},
 	}
+	for _, r := range replicas {
+		for _, tt := range tests {
+			t.Run(r.name+"/"+tt.name, func(t *testing.T) {
+				dsn := freshDSN(t)
+				if tt.setup != nil {
+					createSchema(t, dsn)
+				}
+				conn := connect(t, dsn)
+				for _, stmt := range tt.setup {
+					if _, err := conn.Exec(ctx, stmt); err != nil {
+						t.Fatalf("%s: %v", stmt, err)
+					}
+				}
+				rdsn := r.dsn(t, dsn)
+				r.sync(t)
+				s, err := postgres.Open(ctx, rdsn, nil)
+				switch {
+				case tt.want == nil && err != nil:
+					t.Fatalf("Open: %v", err)
+				case tt.want == nil:
+					s.Close()
+				case !errors.Is(err, tt.want):
+					t.Fatalf("Open: %v, want %v", err, tt.want)
+				case tt.want == postgres.ErrReadOnly && !strings.Contains(err.Error(), "primary"):
+					t.Errorf("Open: %v, want it to name the primary", err)
+				}
+				if got := schemaRows(t, conn); got != tt.after {
+					t.Errorf("mnemo_schema holds %v after Open, want %v", got, tt.after)
+				}
+			})
+		}
+	}
+}
+
+// TestReadDSN: a Store opened with ReadDSN on a hot standby writes to the
+// primary and reads from the standby. While the standby's replay is
+// paused, writes through the Store succeed (the standby would refuse
+// them) and its reads do not see them (the primary would show them);
+// once the replay resumes they do. Close closes the standby's
+// connections too.
+func TestReadDSN(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	app := appName("readdsn")
+	rdsn := withParam(t, onStandby(t, dsn), "application_name", app)
+	// This Open makes the schema on the primary, and waits for the
+	// standby to replay it.
+	s, err := postgres.Open(ctx, dsn, &postgres.Options{ReadDSN: rdsn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mnemo.Record{ID: "a", Vector: []float32{1, 0}, Content: "Paul works at Google"}
+	b := mnemo.Record{ID: "b", Vector: []float32{0, 1}, Content: "Anna lives in Oslo"}
+	if _, err := c.Upsert(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	waitReplay(t)
+	if _, ok, err := c.Get(ctx, "a"); err != nil || !ok {
+		t.Fatalf("Get of a replayed write: %v, %v", ok, err)
+	}
+
+	resume := pauseReplay(t)
+	if _, err := c.Upsert(ctx, b); err != nil {
+		t.Fatalf("Upsert with the standby paused: %v", err)
+	}
+	if _, err := s.CreateCollection(ctx, "later", mnemo.CollectionConfig{Dimension: 2}); err != nil {
+		t.Fatalf("CreateCollection with the standby paused: %v", err)
+	}
+	primary, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Close()
+	if names, err := primary.Collections(ctx); err != nil || !slices.Equal(names, []string{"later", "notes"}) {
+		t.Fatalf("Collections on the primary: %v, %v; want [later notes]", names, err)
+	}
+	// The Store's reads see the standby: the writes since the pause only
+	// once it has replayed them.
+	reads := func(replayed bool) {
+		t.Helper()
+		names, n := []string{"notes"}, 1
+		if replayed {
+			names, n = []string{"later", "notes"}, 2
+		}
+		if got, err := s.Collections(ctx); err != nil || !slices.Equal(got, names) {
+			t.Errorf("Collections: %v, %v; want %v", got, err, names)
+		}
+		if _, err := s.Collection(ctx, "later"); replayed && err != nil || !replayed && !errors.Is(err, mnemo.ErrCollectionNotFound) {
+			t.Errorf("Collection(later): %v, want found %v", err, replayed)
+		}
+		if _, ok, err := c.Get(ctx, "b"); err != nil || ok != replayed {
+			t.Errorf("Get(b): %v, %v; want %v", ok, err, replayed)
+		}
+		if got, err := c.Count(ctx); err != nil || got != n {
+			t.Errorf("Count: %d, %v; want %d", got, err, n)
+		}
+		if recs, _, err := c.Scan(ctx, "", 10); err != nil || len(recs) != n {
+			t.Errorf("Scan: %d records, %v; want %d", len(recs), err, n)
+		}
+	}
+	reads(false)
+	resume()
+	waitReplay(t)
+	reads(true)
+
+	standby := connect(t, standbyDSN(t))
+	if n := backends(t, standby, app); n == 0 {
+		t.Fatalf("no connection of the Store's on the standby")
+	}
+	s.Close()
+	for deadline := time.Now().Add(5 * time.Second); backends(t, standby, app) > 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections of the Store's on the standby 5 s after Close", backends(t, standby, app))
+		}
+	}
+}
+
+// TestReadDSNSchema: Open reads the schema on the read server and never
+// changes it there, even on a writable server: a missing schema is
+// ErrReadOnly once RetryTimeout has passed, a newer one ErrSchema, an
+// unreachable server ErrUnavailable. The read server here is another
+// schema on the test server.
+func TestReadDSNSchema(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name  string
+		setup []string // run on the read schema after Open made it; nil: no schema
+		want  error
+		after string // the read schema's mnemo_schema rows after Open
+	}{
+		{"no schema", nil, postgres.ErrReadOnly, "absent"},
+		{"newer version", []string{fmt.Sprintf(`UPDATE mnemo_schema SET version = %d`, postgres.SchemaVersion+1)}, postgres.ErrSchema, fmt.Sprint([]int{postgres.SchemaVersion + 1})},
+		{"current version", []string{}, nil, fmt.Sprint([]int{postgres.SchemaVersion})},
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dsn := freshDSN(t)
+			dsn, rdsn := freshDSN(t), freshDSN(t)
 			if tt.setup != nil {
-				createSchema(t, dsn)
+				createSchema(t, rdsn)
 			}
-			conn := connect(t, dsn)
+			conn := connect(t, rdsn)
 			for _, stmt := range tt.setup {
 				if _, err := conn.Exec(ctx, stmt); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
 				}
 			}
-			s, err := postgres.Open(ctx, readOnlyDSN(t, dsn), nil)
+			s, err := postgres.Open(ctx, dsn, &postgres.Options{ReadDSN: rdsn, RetryTimeout: 100 * time.Millisecond})
 			switch {
 			case tt.want == nil && err != nil:
 				t.Fatalf("Open: %v", err)
@@ -166,13 +333,39 @@ func TestReadOnlyOpen(t *testing.T) {
 				s.Close()
 			case !errors.Is(err, tt.want):
 				t.Fatalf("Open: %v, want %v", err, tt.want)
-			case tt.want == postgres.ErrReadOnly && !strings.Contains(err.Error(), "primary"):
-				t.Errorf("Open: %v, want it to name the primary", err)
 			}
 			if got := schemaRows(t, conn); got != tt.after {
-				t.Errorf("mnemo_schema holds %v after Open, want %v", got, tt.after)
+				t.Errorf("the read server's mnemo_schema holds %v after Open, want %v", got, tt.after)
 			}
 		})
+	}
+	t.Run("unreachable", func(t *testing.T) {
+		_, err := postgres.Open(ctx, freshDSN(t), &postgres.Options{ReadDSN: "postgres://127.0.0.1:1/mnemo?connect_timeout=1", RetryTimeout: 100 * time.Millisecond})
+		if !errors.Is(err, postgres.ErrUnavailable) {
+			t.Fatalf("Open with an unreachable read server: %v, want ErrUnavailable", err)
+		}
+	})
+}
+
+// TestReadDSNInvalid: a ReadDSN that does not parse is
+// mnemo.ErrInvalidConfig, reported with the other problems, before Open
+// connects anywhere, and without the password it holds. It needs no
+// server.
+func TestReadDSNInvalid(t *testing.T) {
+	bad := "postgres://mnemo:s3cret@127.0.0.1:notaport/mnemo"
+	opts := &postgres.Options{MaxConns: -1, ReadDSN: bad}
+	err := opts.Validate()
+	if !errors.Is(err, mnemo.ErrInvalidConfig) || !strings.Contains(err.Error(), "MaxConns") || !strings.Contains(err.Error(), "ReadDSN") {
+		t.Fatalf("Validate: %v, want ErrInvalidConfig naming MaxConns and ReadDSN", err)
+	}
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Validate: %v names the password", err)
+	}
+	// The primary's address is never dialled: a closed port would be
+	// ErrUnavailable.
+	_, err = postgres.Open(context.Background(), "postgres://127.0.0.1:1/mnemo", &postgres.Options{ReadDSN: bad})
+	if !errors.Is(err, mnemo.ErrInvalidConfig) {
+		t.Fatalf("Open with a ReadDSN that does not parse: %v, want ErrInvalidConfig", err)
 	}
 }
 
@@ -223,4 +416,67 @@ func TestConcurrentFirstOpen(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkReplicaLag measures how long a committed write takes to show
+// on the hot standby (MNEMO_PG_STANDBY_DSN): each iteration upserts one
+// record through a Store on the primary and then reads it with Get
+// through a Store on the standby, again and again, until it is there. It
+// reports the 50th and 99th percentiles of the time from Upsert's return
+// to the first Get that sees the record, and how many Gets that took.
+func BenchmarkReplicaLag(b *testing.B) {
+	ctx := context.Background()
+	dsn := freshDSN(b)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	schema, _, _ := strings.Cut(u.Query().Get("search_path"), ",")
+	primary, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer primary.Close()
+	pc, err := primary.CreateCollection(ctx, "lag", mnemo.CollectionConfig{Dimension: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	waitReplay(b)
+	standby, err := postgres.Open(ctx, withSearchPath(b, standbyDSN(b), schema), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer standby.Close()
+	sc, err := standby.Collection(ctx, "lag")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lags []time.Duration
+	gets := 0
+	i := 0
+	for b.Loop() {
+		i++
+		id := fmt.Sprintf("r%d", i)
+		if _, err := pc.Upsert(ctx, mnemo.Record{ID: id, Vector: []float32{1, 0}, Content: "lag"}); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		for {
+			gets++
+			_, ok, err := sc.Get(ctx, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if ok {
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				b.Fatalf("record %s not on the standby 10 s after it was written", id)
+			}
+		}
+		lags = append(lags, time.Since(start))
+	}
+	b.ReportMetric(percentile(lags, 0.5), "lag-p50-us")
+	b.ReportMetric(percentile(lags, 0.99), "lag-p99-us")
+	b.ReportMetric(float64(gets)/float64(len(lags)), "gets/write")
 }

@@ -27,13 +27,30 @@ const SchemaVersion = 2
 // Options configures a Store. The zero value (or nil) is valid. Open
 // copies what it needs: the Options may be reused or changed afterwards.
 type Options struct {
-	// MaxConns bounds the connection pool; zero means pgx's default (the
-	// larger of 4 and the number of CPUs).
+	// MaxConns bounds each connection pool (the primary's and, with
+	// ReadDSN, the read server's); zero means pgx's default (the larger
+	// of 4 and the number of CPUs).
 	MaxConns int
 	// RetryTimeout is how long a call keeps retrying after a connection
 	// error before it fails with ErrUnavailable; zero means 5 seconds, a
 	// negative value no retries.
 	RetryTimeout time.Duration
+	// ReadDSN, when set, names a read server: a hot standby (read
+	// replica) of the primary that Open's dsn names, with the same
+	// database and search path. Open then opens a second pool on it, and
+	// the calls that only read (Collections, Collection, Get, Scan, Count
+	// and Query) go there; writes (Upsert, Delete, CreateCollection,
+	// DropCollection) and TryLock stay on the primary. Open only reads
+	// the schema's version there and never changes anything on it.
+	//
+	// Reads on a replica do not always see one's own writes: with
+	// asynchronous replication (PostgreSQL's default) a read may not see a
+	// write that returned a moment ago, until the replica has replayed it.
+	// They do when the primary runs with synchronous_commit = remote_apply
+	// and the replica is among its synchronous_standby_names: a write then
+	// returns only after the replica applied it. See the package doc,
+	// Read replicas.
+	ReadDSN string
 }
 
 // Validate reports every problem with the options at once.
@@ -41,8 +58,17 @@ func (o *Options) Validate() error {
 	if o == nil {
 		return nil
 	}
+	var problems []string
 	if o.MaxConns < 0 {
-		return fmt.Errorf("%w: MaxConns %d, want >= 0", mnemo.ErrInvalidConfig, o.MaxConns)
+		problems = append(problems, fmt.Sprintf("MaxConns %d, want >= 0", o.MaxConns))
+	}
+	if o.ReadDSN != "" {
+		if _, err := pgxpool.ParseConfig(o.ReadDSN); err != nil {
+			problems = append(problems, fmt.Sprintf("ReadDSN: %v", err))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", mnemo.ErrInvalidConfig, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -50,7 +76,8 @@ func (o *Options) Validate() error {
 // Store is a set of collections in one PostgreSQL database. It implements
 // mnemo.Store and is safe for concurrent use by multiple goroutines.
 type Store struct {
-	pool   *pgxpool.Pool
+	pool   *pgxpool.Pool // the primary's: writes, locks, and reads without a read server
+	read   *pgxpool.Pool // the read server's (Options.ReadDSN), nil without one
 	retry  time.Duration
 	closed atomic.Bool
 
@@ -62,10 +89,14 @@ var _ mnemo.Store = (*Store)(nil)
 // Open connects to the database named by dsn (a postgres:// URL or a
 // key=value connection string, as pgx reads it), creates the pgvector
 // extension and mnemo's tables when missing (or migrates them), and
-// returns the Store, which owns its connection pool: Close closes it.
+// returns the Store, which owns its connection pools: Close closes them.
 // When the schema is already at SchemaVersion, Open only reads it (no DDL,
 // no lock), so it opens a read replica too; a read-only server whose
-// schema is missing or older fails with ErrReadOnly.
+// schema is missing or older fails with ErrReadOnly. With
+// Options.ReadDSN, Open then reads the schema's version on the read
+// server, waiting up to Options.RetryTimeout for it to replay a schema
+// the primary just made, and fails with ErrReadOnly when it is still
+// missing or older there (or ErrSchema when it is newer).
 func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -77,8 +108,16 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", mnemo.ErrInvalidConfig, err)
 	}
-	if opts.MaxConns > 0 {
-		cfg.MaxConns = int32(opts.MaxConns)
+	var rcfg *pgxpool.Config
+	if opts.ReadDSN != "" {
+		if rcfg, err = pgxpool.ParseConfig(opts.ReadDSN); err != nil {
+			return nil, fmt.Errorf("%w: ReadDSN: %v", mnemo.ErrInvalidConfig, err)
+		}
+	}
+	for _, c := range []*pgxpool.Config{cfg, rcfg} {
+		if c != nil && opts.MaxConns > 0 {
+			c.MaxConns = int32(opts.MaxConns)
+		}
 	}
 	s := &Store{retry: opts.RetryTimeout}
 	if s.retry == 0 {
@@ -98,8 +137,20 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rcfg != nil {
+		if err := s.checkReader(ctx, rcfg.ConnConfig); err != nil {
+			return nil, err
+		}
+		rcfg.AfterConnect = afterConnect
+		if s.read, err = pgxpool.NewWithConfig(ctx, rcfg); err != nil {
+			return nil, fmt.Errorf("postgres: read server (ReadDSN): %w", err)
+		}
+	}
 	cfg.AfterConnect = afterConnect
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		if s.read != nil {
+			s.read.Close()
+		}
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	return s, nil
@@ -117,8 +168,52 @@ func afterConnect(ctx context.Context, conn *pgx.Conn) error {
 	return err
 }
 
-// reader is the pool that read-only calls use.
-func (s *Store) reader() *pgxpool.Pool { return s.pool }
+// checkReader reads the schema's version on the read server and changes
+// nothing there. A standby shows a schema the primary made only once it
+// has replayed it, so a missing or older schema is read again, with
+// backoff, for up to s.retry before it is ErrReadOnly.
+func (s *Store) checkReader(ctx context.Context, cfg *pgx.ConnConfig) error {
+	start := time.Now()
+	wait := 20 * time.Millisecond
+	for {
+		var version int64
+		err := s.do(ctx, func(ctx context.Context) error {
+			conn, err := pgx.ConnectConfig(ctx, cfg)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.Background())
+			version, err = schemaVersion(ctx, conn)
+			return err
+		})
+		switch {
+		case err != nil:
+			return fmt.Errorf("read server (ReadDSN): %w", err)
+		case version == SchemaVersion:
+			return nil
+		case s.retry < 0 || time.Since(start)+wait > s.retry:
+			have := "no mnemo schema"
+			if version > 0 {
+				have = fmt.Sprintf("mnemo schema version %d, this version needs %d", version, SchemaVersion)
+			}
+			return fmt.Errorf("%w: the read server (ReadDSN) has %s after %v of waiting for it to replay the primary's; the schema must be made on the primary, which the read server must replicate",
+				ErrReadOnly, have, time.Since(start).Round(time.Millisecond))
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
+// reader is the pool for calls that only read: the read server's with
+// Options.ReadDSN, else the primary's.
+func (s *Store) reader() *pgxpool.Pool {
+	if s.read != nil {
+		return s.read
+	}
+	return s.pool
+}
 
 // schemaLock is the advisory lock key that serialises schema and catalog
 // changes ("mnemo" in ASCII).
@@ -260,13 +355,16 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
 	},
 }
 
-// Close closes the connection pool, waiting for connections in use to be
-// released. Later calls fail with mnemo.ErrClosed.
+// Close closes the connection pools, waiting for connections in use to
+// be released. Later calls fail with mnemo.ErrClosed.
 func (s *Store) Close() error {
 	if s == nil || s.closed.Swap(true) {
 		return nil
 	}
 	s.pool.Close() // waits for the calls in flight, writes under a lock among them
+	if s.read != nil {
+		s.read.Close()
+	}
 	s.releaseLocks()
 	return nil
 }
@@ -422,7 +520,7 @@ func (s *Store) collection(ctx context.Context, name string) (*Collection, error
 	err := s.do(ctx, func(ctx context.Context) error {
 		var id int64
 		var js []byte
-		err := s.pool.QueryRow(ctx, `SELECT id, config FROM mnemo_collections WHERE name = $1`, name).Scan(&id, &js)
+		err := s.reader().QueryRow(ctx, `SELECT id, config FROM mnemo_collections WHERE name = $1`, name).Scan(&id, &js)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("%w: %q", mnemo.ErrCollectionNotFound, name)
 		}
@@ -446,7 +544,7 @@ func (s *Store) Collections(ctx context.Context) ([]string, error) {
 	}
 	var names []string
 	err := s.do(ctx, func(ctx context.Context) error {
-		rows, err := s.pool.Query(ctx, `SELECT name FROM mnemo_collections ORDER BY name`)
+		rows, err := s.reader().Query(ctx, `SELECT name FROM mnemo_collections ORDER BY name`)
 		if err != nil {
 			return err
 		}
@@ -528,14 +626,22 @@ func (s *Store) do(ctx context.Context, f func(context.Context) error) error {
 		if s.retry < 0 || time.Since(start)+wait > s.retry {
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
+// sleep waits for d, or until ctx is done and then returns its error.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 
