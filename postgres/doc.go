@@ -134,4 +134,24 @@
 // operation here is idempotent: upserts by ID, deletes, reads), then fail
 // with ErrUnavailable; the pool reconnects by itself once the server is
 // back, without reopening the Store.
+//
+// Every call honours its context. When the primary replicates
+// synchronously (synchronous_standby_names set, synchronous_commit on,
+// remote_write or remote_apply), a write's commit waits for a synchronous
+// standby to confirm it, for as long as it takes: indefinitely while no
+// such standby is connected. PostgreSQL bounds that wait with no timeout
+// of its own (statement_timeout ends before the commit), so only the
+// context does: when it ends, the call returns the context's error, and
+// the Store closes the connection and asks the server to cancel the
+// wait. PostgreSQL then keeps the transaction, which it has already
+// committed locally (it warns "canceling wait for synchronous replication
+// ... already committed locally"), but it may not have reached the
+// standby: the write may or may not be visible, on the primary and later
+// on the standbys. Writing it again once a standby is back makes sure.
+// A call without a deadline waits as long as the server does. A process
+// that ends during the wait without cancelling it (killed, say) leaves
+// its server backend waiting, holding the locks of the rows it wrote, so
+// that later writes of those rows wait too, until a synchronous standby
+// confirms the commit or an administrator cancels the wait
+// (pg_cancel_backend).
 package postgres
