@@ -47,26 +47,46 @@ if [ "$(psql_primary "SHOW wal_level")" = minimal ]; then
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/mnemo-pg.XXXXXX")
+# On any failure from here on: the standby's log, then stop it and remove
+# its directory.
+fail() {
+	log "failed; the standby's log:"
+	tail -n 20 "$dir/log" >&2 2>/dev/null || true
+	as "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+	rm -rf "$dir"
+}
+trap fail EXIT
 chown "$owner:" "$dir"
 chmod 700 "$dir"
 # -c fast: a fast checkpoint to start from, not a spread one (minutes).
 as "$bindir/pg_basebackup" -d "host=127.0.0.1 port=$pport user=postgres application_name=$name" \
 	-D "$dir/data" -R -X stream -c fast --no-sync >&2
-as "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w \
-	-o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c hot_standby=on" start >&2
+# A port in the ephemeral range may be held for a minute by a client
+# socket in TIME_WAIT (one of the tests' connections to the primary): while
+# the port is taken, try again for up to 75 s.
+for attempt in $(seq 15); do
+	if as "$bindir/pg_ctl" -D "$dir/data" -l "$dir/log" -w \
+		-o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c hot_standby=on" start >&2; then
+		break
+	fi
+	if [ "$attempt" = 15 ] || ! grep -q "could not bind" "$dir/log"; then
+		exit 1
+	fi
+	log "port $port is taken; trying again in 5 s"
+	: >"$dir/log"
+	sleep 5
+done
 
 psql_standby() { as "$bindir/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAXc "$1"; }
 for _ in $(seq 100); do
 	if [ "$(psql_standby "SELECT pg_is_in_recovery() AND EXISTS (SELECT 1 FROM pg_stat_wal_receiver WHERE status = 'streaming')" 2>/dev/null)" = t ]; then
 		log "streaming from 127.0.0.1:$pport on 127.0.0.1:$port as $name"
+		trap - EXIT
 		echo "export MNEMO_PG_STANDBY_DSN='postgres://postgres@127.0.0.1:$port/mnemo?sslmode=disable'"
 		echo "export MNEMO_PG_STANDBY_DIR='$dir'"
 		exit 0
 	fi
 	sleep 0.1
 done
-log "the standby on port $port did not stream within 10 s; its log:"
-tail -n 20 "$dir/log" >&2
-as "$bindir/pg_ctl" -D "$dir/data" -m immediate -w stop >&2 || true
-rm -rf "$dir"
+log "the standby on port $port did not stream within 10 s"
 exit 1
