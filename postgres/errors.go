@@ -22,7 +22,9 @@ var (
 	// Upsert, Delete, CreateCollection and DropCollection there wrap it,
 	// with the server's error, and change nothing. Open wraps it when a
 	// read-only server's schema is missing or older than SchemaVersion,
-	// since the schema must be created (or migrated) on the primary.
+	// since the schema must be created (or migrated) on the primary, and
+	// when the read server (Options.ReadDSN) still has no current schema
+	// after Options.RetryTimeout, on which Open never writes.
 	ErrReadOnly = errors.New("postgres: server is read-only")
 	// ErrUnsupported reports a record or config that PostgreSQL cannot
 	// hold though the engine can: text containing U+0000 (refused as

@@ -196,7 +196,7 @@ func (s *Store) checkReader(ctx context.Context, cfg *pgx.ConnConfig) error {
 			if version > 0 {
 				have = fmt.Sprintf("mnemo schema version %d, this version needs %d", version, SchemaVersion)
 			}
-			return fmt.Errorf("%w: the read server (ReadDSN) has %s after %v of waiting for it to replay the primary's; the schema must be made on the primary, which the read server must replicate",
+			return fmt.Errorf("%w: the read server (ReadDSN) has %s after %v; the schema must be made on the primary, which the read server must replicate",
 				ErrReadOnly, have, time.Since(start).Round(time.Millisecond))
 		}
 		if err := sleep(ctx, wait); err != nil {
