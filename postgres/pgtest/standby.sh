@@ -15,7 +15,8 @@
 # listening on 127.0.0.1:PORT, with application_name NAME (default
 # mnemo_standby_PORT) so that a test may name it in
 # synchronous_standby_names. It prints the assignments once the standby
-# accepts read-only connections and streams. Progress goes to stderr.
+# accepts read-only connections and streams; the DSN names the database
+# mnemo, as the test server's does. Progress goes to stderr.
 set -euo pipefail
 primary=${1:?usage: standby.sh PRIMARY_DIR PORT [NAME]}
 port=${2:?usage: standby.sh PRIMARY_DIR PORT [NAME]}
