@@ -94,6 +94,20 @@ func TestLockLost(t *testing.T) {
 	if err := l.Check(ctx); !errors.Is(err, mnemo.ErrLockLost) {
 		t.Fatalf("Check after the server ended the lock's connection: %v, want ErrLockLost", err)
 	}
+	// pg_terminate_backend only signals: the backend releases its locks
+	// as it exits, a moment later on a loaded machine.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var alive bool
+		if err := b.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)`, pid).Scan(&alive); err != nil {
+			t.Fatal(err)
+		}
+		if !alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %d still alive 10 s after pg_terminate_backend", pid)
+		}
+	}
 	lb, err := b.TryLock(ctx, "session")
 	if err != nil {
 		t.Fatalf("another Store after the holder's connection ended: %v", err)

@@ -278,6 +278,15 @@ func TestReadDSN(t *testing.T) {
 		if recs, _, err := c.Scan(ctx, "", 10); err != nil || len(recs) != n {
 			t.Errorf("Scan: %d records, %v; want %d", len(recs), err, n)
 		}
+		for _, q := range []mnemo.Query{
+			{Vector: []float32{1, 1}, K: 5},
+			{Text: "Paul works, Anna lives", K: 5},
+			{Vector: []float32{1, 1}, Text: "Paul works, Anna lives", K: 5, Spread: &mnemo.Spread{Position: "p", Weight: 0.5}},
+		} {
+			if hits, err := c.Query(ctx, q); err != nil || len(hits) != n {
+				t.Errorf("Query(vector %v, text %q): %d hits, %v; want %d", q.Vector != nil, q.Text, len(hits), err, n)
+			}
+		}
 	}
 	reads(false)
 	resume()

@@ -79,7 +79,7 @@ func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit
 	filterSQL(&b, "t.metadata", q.Filter)
 	var rows []mnemo.Hit
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		r, err := c.s.pool.Query(ctx, b.String(), b.args...)
+		r, err := c.s.reader().Query(ctx, b.String(), b.args...)
 		if err != nil {
 			return err
 		}
