@@ -274,10 +274,11 @@ func queryTerms(text string) ([]string, []float64) {
 // term's, up to seedPostings) give partial scores, the preScored*k best
 // of those that the filter admits are scored in full, and theta is their
 // k-th best. The terms whose bounds, summed from the weakest up, stay
-// below theta are non-essential: a record holding only those cannot
-// reach the top k, so their lists, the long ones of common terms, are not
-// read. The essential terms' lists give the candidates and their partial
-// scores; the preScored*k best are scored in full, which raises theta;
+// below theta (seed terms aside) are non-essential: a record holding only
+// those cannot reach the top k, so their lists, the long ones of common
+// terms, are not read. The essential terms' lists give the candidates and
+// their partial scores (the seeds' reused); the preScored*k best are
+// scored in full, which raises theta;
 // then every candidate whose partial score plus the non-essential bounds
 // reaches theta looks the non-essential terms up by (term, id), one index
 // probe each. The result is exact.
@@ -345,15 +346,18 @@ th AS MATERIALIZED (SELECT `)
 	kth("sfull")
 	b.write(` AS theta),
 ess AS MATERIALIZED (
-	SELECT b.term, b.wt FROM b, th WHERE b.upto * `, boundSlack, ` >= th.theta),
+	SELECT b.term, b.wt, b.seed FROM b, th WHERE b.seed OR b.upto * `, boundSlack, ` >= th.theta),
 ne AS MATERIALIZED (
-	SELECT b.term, b.wt, b.upto FROM b, th WHERE b.upto * `, boundSlack, ` < th.theta),
+	SELECT b.term, b.wt, b.bound FROM b, th WHERE NOT b.seed AND b.upto * `, boundSlack, ` < th.theta),
 rest AS MATERIALIZED (
-	SELECT coalesce(max(ne.upto), 0) AS bound FROM ne),
+	SELECT coalesce(sum(ne.bound), 0) AS bound FROM ne),
 part AS MATERIALIZED (
-	SELECT p.id, sum(`, contrib("e.wt", "p"), `) AS score
-	FROM ess e CROSS JOIN nm JOIN `, post, ` p ON p.term = e.term
-	GROUP BY p.id),
+	SELECT x.id, sum(x.score) AS score FROM (
+		SELECT s.id, s.score FROM seed s
+		UNION ALL
+		SELECT p.id, `, contrib("e.wt", "p"), `
+		FROM ess e CROSS JOIN nm JOIN `, post, ` p ON p.term = e.term WHERE NOT e.seed) AS x
+	GROUP BY x.id),
 pre AS MATERIALIZED (
 	SELECT x.id, x.score + `, lookup, ` AS score
 	FROM (SELECT x.* FROM part x`)
