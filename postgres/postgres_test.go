@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -369,4 +371,67 @@ func hitIDs(hits []mnemo.Hit) []string {
 		out[i] = h.Record.ID
 	}
 	return out
+}
+
+// TestVectorTiesInFloat32: two records whose float32 distances to the
+// query are equal come back in ID order, also when pgvector's float8
+// distances differ in their last bits (it sums in float4 in its own
+// order): a tie is what the hits carry, as on the engine. The two records
+// permute one vector's components, so that pgvector sums their norms in
+// different orders.
+func TestVectorTiesInFloat32(t *testing.T) {
+	ctx := context.Background()
+	dsn := freshDSN(t)
+	// Ask the server for a pair: permutations v, w of random vectors
+	// whose float8 distances to q differ and float4 ones do not.
+	q := []float32{1, 0, 0}
+	r := rand.New(rand.NewPCG(5, 6))
+	text := func(v []float32) string { return fmt.Sprintf("[%v,%v,%v]", v[0], v[1], v[2]) }
+	var vs, ws []string
+	var cand [][2][]float32
+	for range 5000 {
+		v := []float32{r.Float32() + 0.1, r.Float32() + 0.1, r.Float32() + 0.1}
+		w := []float32{v[0], v[2], v[1]}
+		vs, ws = append(vs, text(v)), append(ws, text(w))
+		cand = append(cand, [2][]float32{v, w})
+	}
+	var i int
+	var dv, dw float64
+	err := connect(t, dsn).QueryRow(ctx, `SELECT x.i - 1, '[1,0,0]'::vector <=> x.v::vector, '[1,0,0]'::vector <=> x.w::vector
+		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS x(v, w, i)
+		WHERE ('[1,0,0]'::vector <=> x.v::vector) <> ('[1,0,0]'::vector <=> x.w::vector)
+		AND ('[1,0,0]'::vector <=> x.v::vector)::float4 = ('[1,0,0]'::vector <=> x.w::vector)::float4
+		LIMIT 1`, vs, ws).Scan(&i, &dv, &dw)
+	if err != nil {
+		t.Fatalf("no vectors whose float8 distances differ and float4 ones do not: %v", err)
+	}
+	near, far := cand[i][0], cand[i][1]
+	if dv > dw {
+		near, far = far, near
+	}
+	pg, err := postgres.Open(ctx, dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pg.Close()
+	for _, index := range []mnemo.IndexKind{mnemo.HNSW, mnemo.Flat} {
+		c, err := pg.CreateCollection(ctx, "f32-"+string(index), mnemo.CollectionConfig{Dimension: 3, Index: index})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// "a", the smaller ID, has the larger float8 distance.
+		if _, err := c.Upsert(ctx, mnemo.Record{ID: "a", Vector: far}, mnemo.Record{ID: "b", Vector: near}, mnemo.Record{ID: "c", Vector: []float32{0, 1, 1}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []int{1, 2, 3} {
+			hits, err := c.Query(ctx, mnemo.Query{Vector: q, K: k})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []string{"a", "b", "c"}[:k]
+			if got := hitIDs(hits); !slices.Equal(got, want) {
+				t.Errorf("%s, K %d: got %v, want %v (a and b at float32 distance %v)", index, k, got, want, hits[0].Distance)
+			}
+		}
+	}
 }

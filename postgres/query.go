@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,14 +157,13 @@ func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, 
 			return nil, nil, err
 		}
 	}
-	var raw []float64
 	if mode != mnemo.ModeText {
-		if vec, raw, err = c.collectHits(br); err != nil {
+		if vec, err = c.collectHits(br); err != nil {
 			return nil, nil, err
 		}
 	}
 	if mode != mnemo.ModeVector {
-		if txt, _, err = c.collectHits(br); err != nil {
+		if txt, err = c.collectHits(br); err != nil {
 			return nil, nil, err
 		}
 		for i := range txt {
@@ -179,7 +177,7 @@ func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, 
 		conn.Conn().PgConn().CustomData()[efKey] = ef
 	}
 	if mode != mnemo.ModeText {
-		if vec, err = c.settleTies(ctx, conn, q, qv, vec, raw, k); err != nil {
+		if vec, err = c.settleTies(ctx, conn, q, qv, vec, k); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -188,29 +186,23 @@ func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, 
 
 // settleTies makes the vector side's candidates the k nearest, records
 // at equal distances ordered by ID, so that when more records tie than
-// there is room for, the smallest IDs are kept. hits are the rows of
-// vectorSQL and raw their distances as SQL computed them. An index scan
-// returns up to k+1 rows and an arbitrary part of a tie; when rows k and
-// k+1 tie, the rows at that distance are read again exactly, in ID order,
+// there is room for, the smallest IDs are kept. Distances are compared as
+// the hits carry them, in float32, as the engine computes them: pgvector's
+// float8 distances of two records at the same float32 distance are not
+// a tie to SQL. hits are the rows of vectorSQL. An index scan returns up
+// to k+1 rows and an arbitrary part of a tie; when rows k and k+1 tie,
+// the rows at that distance are read again (see tiedByIndex and tied)
 // for the places left. The hits come back nearest first and ranked from
 // 1, with their similarity as their score.
-func (c *Collection) settleTies(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, hits []mnemo.Hit, raw []float64, k int) ([]mnemo.Hit, error) {
-	order := make([]int, len(hits))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		if d := cmp.Compare(raw[a], raw[b]); d != 0 {
-			return d
-		}
-		return strings.Compare(hits[a].Record.ID, hits[b].Record.ID)
-	})
-	sorted := make([]mnemo.Hit, 0, min(len(hits), k))
-	if len(order) > k && raw[order[k]] == raw[order[k-1]] {
-		d := raw[order[k-1]]
-		for _, i := range order {
-			if raw[i] < d {
-				sorted = append(sorted, hits[i])
+func (c *Collection) settleTies(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, hits []mnemo.Hit, k int) ([]mnemo.Hit, error) {
+	hits = slices.Clone(hits)
+	sortNearest(hits)
+	var sorted []mnemo.Hit
+	if len(hits) > k && hits[k].Distance == hits[k-1].Distance {
+		d := hits[k-1].Distance
+		for _, h := range hits {
+			if h.Distance < d {
+				sorted = append(sorted, h)
 			}
 		}
 		tied, err := c.tiedByIndex(ctx, conn, q, qv, d, k-len(sorted), k+tieReach)
@@ -222,9 +214,7 @@ func (c *Collection) settleTies(ctx context.Context, conn *pgxpool.Conn, q mnemo
 		}
 		sorted = append(sorted, tied...)
 	} else {
-		for _, i := range order[:min(len(order), k)] {
-			sorted = append(sorted, hits[i])
-		}
+		sorted = hits[:min(len(hits), k)]
 	}
 	for i := range sorted {
 		sorted[i].Score, sorted[i].VectorRank = float64(sorted[i].Similarity), i+1
@@ -232,57 +222,77 @@ func (c *Collection) settleTies(ctx context.Context, conn *pgxpool.Conn, q mnemo
 	return sorted, nil
 }
 
+// sortNearest orders hits by distance, equal distances by ID.
+func sortNearest(hits []mnemo.Hit) {
+	slices.SortStableFunc(hits, func(a, b mnemo.Hit) int {
+		if d := cmp.Compare(a.Distance, b.Distance); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Record.ID, b.Record.ID)
+	})
+}
+
 // tieReach is how many records past K a tie at the K-th place is looked
 // for in the index before an exact scan.
 const tieReach = 64
 
 // tiedByIndex returns up to n records that q's filter admits at distance
-// d (as SQL computes it) from q's vector, smallest IDs first, from the
-// index's nearest limit: when the index ran out of records, or found one
-// farther than d, it found every record at d that its search reaches.
-// It returns nil when the index holds more records at d than limit.
-func (c *Collection) tiedByIndex(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, d float64, n, limit int) ([]mnemo.Hit, error) {
+// d from q's vector, smallest IDs first, from the index's nearest limit:
+// when the index ran out of records, or found one farther than d, it
+// found every record at d that its search reaches (the float32 rounding
+// of pgvector's distances keeps their order). It returns nil when the
+// index holds more records at d than limit.
+func (c *Collection) tiedByIndex(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, d float32, n, limit int) ([]mnemo.Hit, error) {
 	sql, args := c.vectorSQL(q, qv, limit-1, false)
 	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
-	hits, raw, err := c.collectRows(rows)
+	hits, err := c.collectRows(rows)
 	if err != nil {
 		return nil, err
 	}
-	if len(hits) == limit && raw[len(raw)-1] <= d {
+	sortNearest(hits)
+	if len(hits) == limit && hits[len(hits)-1].Distance <= d {
 		return nil, nil
 	}
 	var tied []mnemo.Hit
-	for i, h := range hits {
-		if raw[i] == d {
+	for _, h := range hits {
+		if h.Distance == d {
 			tied = append(tied, h)
 		}
 	}
-	slices.SortFunc(tied, func(a, b mnemo.Hit) int { return strings.Compare(a.Record.ID, b.Record.ID) })
 	return tied[:min(n, len(tied))], nil
 }
 
-// tied returns up to n records that q's filter admits at distance d (as
-// SQL computes it) from q's vector, smallest IDs first: an exact scan.
-func (c *Collection) tied(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, d float64, n int) ([]mnemo.Hit, error) {
+// tied returns up to n records that q's filter admits at distance d from
+// q's vector, smallest IDs first: an exact scan.
+func (c *Collection) tied(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query, qv *pgvector.Vector, d float32, n int) ([]mnemo.Hit, error) {
 	var b sqlBuilder
 	dist := c.distanceSQL(b.arg(qv))
-	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ", dist, " = ", b.arg(d), "::float8 AND ")
+	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ", c.distance32(dist), " = ", b.arg(d), "::float4 AND ")
 	filterSQL(&b, "t.metadata", q.Filter)
 	b.write(" ORDER BY t.id LIMIT ", b.arg(int64(n)))
 	rows, err := conn.Query(ctx, b.String(), b.args...)
 	if err != nil {
 		return nil, err
 	}
-	hits, _, err := c.collectRows(rows)
+	hits, err := c.collectRows(rows)
 	return hits, err
+}
+
+// distance32 is the distance SQL dist computes, as a hit carries it:
+// squared for L2 (pgvector gives its root), rounded to float4.
+func (c *Collection) distance32(dist string) string {
+	if c.cfg.Metric == mnemo.L2 {
+		return "(" + dist + " * " + dist + ")::float4"
+	}
+	return "(" + dist + ")::float4"
 }
 
 // distanceSQL is the distance of the metric to the parameter p: pgvector's
 // L2 operator gives the root of the engine's squared distance, which
-// collectHits squares.
+// scanHit squares.
 func (c *Collection) distanceSQL(p string) string {
 	switch c.cfg.Metric {
 	case mnemo.Dot:
@@ -317,7 +327,7 @@ func (c *Collection) vectorSQL(q mnemo.Query, qv *pgvector.Vector, k int, exact 
 	// expression of it (or a second key) is an exact scan and sort.
 	order, limit := dist, k+1
 	if exact || c.cfg.Index == mnemo.Flat {
-		order, limit = dist+" + 0, t.id", k
+		order, limit = c.distance32(dist)+", t.id", k
 	}
 	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ")
 	filterSQL(&b, "t.metadata", q.Filter)
@@ -326,48 +336,40 @@ func (c *Collection) vectorSQL(q mnemo.Query, qv *pgvector.Vector, k int, exact 
 }
 
 // collectHits reads the next result of a batch (see collectRows).
-func (c *Collection) collectHits(br pgx.BatchResults) ([]mnemo.Hit, []float64, error) {
+func (c *Collection) collectHits(br pgx.BatchResults) ([]mnemo.Hit, error) {
 	rows, err := br.Query()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	return c.collectRows(rows)
 }
 
 // collectRows reads rows of columns and a score into hits, in the rows'
-// order, and each row's distance as SQL computed it (see scanHit).
-func (c *Collection) collectRows(rows pgx.Rows) ([]mnemo.Hit, []float64, error) {
-	var raw []float64
-	hits, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (mnemo.Hit, error) {
-		h, d, err := c.scanHit(r)
-		raw = append(raw, d)
-		return h, err
-	})
-	return hits, raw, err
+// order (see scanHit).
+func (c *Collection) collectRows(rows pgx.Rows) ([]mnemo.Hit, error) {
+	return pgx.CollectRows(rows, c.scanHit)
 }
 
-// scanHit reads a row of columns and a score (NULL: 0) into a hit, and
-// returns the distance as SQL computed it (NaN when NULL): for L2 the
-// root of the hit's Distance.
-func (c *Collection) scanHit(r pgx.CollectableRow) (mnemo.Hit, float64, error) {
+// scanHit reads a row of columns and a score (NULL: 0) into a hit. The
+// distance SQL computed (NULL: none) becomes the hit's Distance, squared
+// for L2 (pgvector gives its root), and its Similarity.
+func (c *Collection) scanHit(r pgx.CollectableRow) (mnemo.Hit, error) {
 	var h mnemo.Hit
 	var vec *pgvector.Vector
 	var meta []byte
 	var dist, score *float64
 	if err := r.Scan(&h.Record.ID, &h.Record.Content, &meta, &vec, &dist, &score); err != nil {
-		return h, 0, err
+		return h, err
 	}
 	if vec != nil {
 		h.Record.Vector = vec.Slice()
 	}
 	var err error
 	if h.Record.Metadata, err = decodeMetadata(h.Record.ID, meta); err != nil {
-		return h, 0, err
+		return h, err
 	}
-	raw := math.NaN()
 	if dist != nil {
-		raw = *dist
-		d := raw
+		d := *dist
 		if c.cfg.Metric == mnemo.L2 {
 			d *= d
 		}
@@ -377,5 +379,5 @@ func (c *Collection) scanHit(r pgx.CollectableRow) (mnemo.Hit, float64, error) {
 	if score != nil {
 		h.Score = *score
 	}
-	return h, raw, nil
+	return h, nil
 }

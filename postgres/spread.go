@@ -83,7 +83,7 @@ func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit
 		if err != nil {
 			return err
 		}
-		rows, _, err = c.collectRows(r)
+		rows, err = c.collectRows(r)
 		return err
 	})
 	if err != nil {
