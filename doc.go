@@ -35,7 +35,11 @@
 //     Filter.Match defines it and Filter.Tree hands it to a backend that
 //     translates it (to SQL, say);
 //   - ranking: Similarity, FuseScores and SortHits score and order hits,
-//     and Spread.Place says where a record sits for score spreading.
+//     and Spread.Place says where a record sits for score spreading;
+//   - positions: a Collection that is a Sequencer hands out the positions
+//     that spreading reads, unique across its handles and processes
+//     (CheckReserve and CheckAdvance refuse the same arguments
+//     everywhere).
 //
 // Package mnemotest is the conformance suite: each backend's tests run it,
 // and it checks that they agree, down to the order of equal scores.

@@ -53,4 +53,8 @@ var (
 	// not unlocked: on a server, the connection that held it ended, and
 	// another handle may have taken it since (see Lock.Check).
 	ErrLockLost = errors.New("mnemo: lock lost")
+	// ErrSequenceUnset reports a Reserve of a collection whose sequence
+	// of positions was never started (see Sequencer): its writer finds
+	// the first free position and calls Advance.
+	ErrSequenceUnset = errors.New("mnemo: sequence not started")
 )

@@ -44,6 +44,7 @@ func Run(t *testing.T, open Factory) {
 		{"Ties", testTies},
 		{"Spread", testSpread},
 		{"ConcurrentWriters", testConcurrentWriters},
+		{"Sequence", testSequence},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -14,7 +14,8 @@ import (
 type Pair func(t *testing.T) (mnemo.Store, mnemo.Store)
 
 // RunShared runs the suite's checks of what two handles on the same data
-// see of each other: a memory cleared or dropped through one, and locks.
+// see of each other: a memory cleared or dropped through one, locks, and
+// positions reserved through both.
 func RunShared(t *testing.T, open Pair) {
 	tests := []struct {
 		name string
@@ -23,6 +24,7 @@ func RunShared(t *testing.T, open Pair) {
 		{"ClearFromOne", testClearFromOne},
 		{"DropFromOne", testDropFromOne},
 		{"Locks", testLocks},
+		{"Sequence", testSharedSequence},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
