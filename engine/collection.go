@@ -20,8 +20,9 @@ import (
 )
 
 // Collection is a named set of records with one vector dimension and
-// metric, an index over their vectors and a logical log. It is safe for
-// concurrent use by multiple goroutines. A Collection stays valid until its
+// metric, an index over their vectors and a logical log. It implements
+// mnemo.Sequencer (sequence.go). It is safe for concurrent use by
+// multiple goroutines. A Collection stays valid until its
 // database is closed or the collection dropped; then every method returns
 // ErrClosed or ErrCollectionNotFound.
 type Collection struct {
@@ -40,6 +41,14 @@ type Collection struct {
 	stripes [64]sync.Mutex
 
 	idx index.Index // safe for concurrent use on its own
+
+	// seq is the collection's sequence of positions (sequence.go).
+	seq struct {
+		mu      sync.Mutex // protects the following fields
+		loaded  bool       // started and next hold what is stored
+		started bool       // the sequence is set
+		next    int64      // the next position Reserve returns
+	}
 
 	// mu protects the following fields. A key is in the maps before it
 	// enters the index and leaves them after it left it.

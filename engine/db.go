@@ -32,6 +32,7 @@ import (
 //
 //	DB.closeMu -> DB.life -> DB.mu -> DB.cpMu -> Collection.writes ->
 //	Collection.stripes (ascending) -> Collection.mu
+//	Collection.writes -> Collection.seq.mu
 //
 // seqMark.mu, spaceGuard.mu and nameLocks.mu are leaves: nothing is
 // taken while they are held. The index's locks (see index.HNSW's lock
@@ -591,6 +592,7 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 		b.DeleteRange(p, prefixEnd(p), nil)
 	}
 	b.Delete(checkpointKey(c.id), nil)
+	b.Delete(sequenceKey(c.id), nil)
 	if err := db.commit(b, pebble.Sync, fmt.Sprintf("drop %q", name)); err != nil {
 		return err
 	}

@@ -30,7 +30,10 @@
 // it commits with fsync (unless Options.NoSync), so when the call returns
 // nil the change survives any crash, and when it returns an error nothing
 // changed. Concurrent writers share fsyncs through Pebble's group commit.
-// Only after the commit is the in-memory index updated.
+// Only after the commit is the in-memory index updated. A reservation of
+// positions (Collection.Reserve, mnemo.Sequencer) is committed without an
+// fsync of its own: the records that use the positions are written after
+// it to the same log, which Pebble replays as a prefix (sequence.go).
 //
 // What can go wrong below that is handled in one place each: a directory
 // knows it is a database (identity.go), Pebble's fatal errors become the
@@ -76,6 +79,8 @@
 //	                         term frequencies (format: package engine/internal/bm25, the
 //	                         BM25 index; read and checked by text.go), in the record's
 //	                         batch; none when the collection's full-text index is disabled
+//	's' cid(4)               the collection's next position (mnemo.Sequencer), u64 big-endian;
+//	                         none while its sequence is unset (sequence.go)
 //
 // Files beside Pebble's in <dir>:
 //

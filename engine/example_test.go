@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -101,4 +102,22 @@ func ExampleCollection_QueryPlan() {
 	// Output:
 	// exact
 	// graph a
+}
+
+// A writer numbers what it stores from the collection's sequence, which
+// every handle of the database shares; a collection's sequence starts
+// unset, and its writer starts it where its own numbering leaves off.
+func ExampleCollection_Reserve() {
+	ctx := context.Background()
+	db, _ := engine.Open("", &engine.Options{InMemory: true})
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "turns", mnemo.CollectionConfig{Dimension: 2})
+	if _, err := c.Reserve(ctx, 1); errors.Is(err, mnemo.ErrSequenceUnset) {
+		c.Advance(ctx, 0) // nothing stored yet: start at 0
+	}
+	first, _ := c.Reserve(ctx, 3)
+	next, _ := c.Reserve(ctx, 1)
+	fmt.Println(first, next)
+	// Output:
+	// 0 3
 }

@@ -11,6 +11,7 @@ import "encoding/binary"
 //	'l' cid(4) seq(8)        the collection's logical log (package wal)
 //	'p' cid(4)               the collection's checkpoint descriptor (JSON)
 //	'x' cid(4) key(8)        a record's analyzed text, by index key (text.go)
+//	's' cid(4)               the collection's next position (sequence.go)
 //
 // cid is the collection's numeric id, big-endian, so a collection's records
 // sort by ID and its keys form contiguous ranges that Drop deletes with
@@ -24,6 +25,7 @@ const (
 	tagLog        = 'l'
 	tagCheckpoint = 'p'
 	tagText       = 'x'
+	tagSequence   = 's'
 )
 
 var keyNextCollection = []byte("mnextcollection")
