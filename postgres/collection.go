@@ -16,8 +16,8 @@ import (
 
 // Collection is one collection of a Store: a table of records with an
 // HNSW index over their vectors and a GIN index over their terms. It
-// implements mnemo.Collection and is safe for concurrent use by multiple
-// goroutines. It stays valid until the Store is closed or the collection
+// implements mnemo.Collection and mnemo.Sequencer (positions.go) and is
+// safe for concurrent use by multiple goroutines. It stays valid until the Store is closed or the collection
 // dropped (by any process): then its calls fail with mnemo.ErrClosed or
 // mnemo.ErrCollectionNotFound.
 type Collection struct {

@@ -53,6 +53,19 @@
 // also keeps each collection's index, statistics and full-text counts to
 // its own rows.
 //
+// Each collection's sequence of positions (mnemo.Sequencer, which the
+// memory adapters number their memories with) is a row of one table,
+// absent until the sequence is started, deleted with the collection:
+//
+//	mnemo_positions (
+//	    collection bigint PRIMARY KEY REFERENCES mnemo_collections (id) ON DELETE CASCADE,
+//	    next       bigint NOT NULL CHECK (next >= 0)   -- the next position Reserve returns
+//	)
+//
+// Reserve advances the row in one UPDATE, its own transaction, so the
+// server's row lock orders the reservations of every process, and each
+// is committed before Reserve returns (positions.go).
+//
 // # Semantics
 //
 // Every check is the engine's (mnemo.CheckRecord, CheckQuery, ...), so the
@@ -97,7 +110,8 @@
 // the schema (any Open there does): Open on the standby only reads it, and
 // Collections, Collection, Get, Scan, Count and Query work as on the
 // primary, over what the standby has replayed so far. Writes there
-// (Upsert, Delete, CreateCollection, DropCollection) fail with an error
+// (Upsert, Delete, Reserve, Advance, CreateCollection, DropCollection)
+// fail with an error
 // wrapping ErrReadOnly and change nothing, and Open of a standby whose
 // schema is missing or older than SchemaVersion fails with ErrReadOnly
 // too. TryLock works on a standby, but PostgreSQL's advisory locks belong
@@ -131,9 +145,11 @@
 // A write returns after PostgreSQL committed it (a batch is one
 // transaction). Calls that meet a broken connection or an unreachable
 // server are retried for Options.RetryTimeout with backoff (every
-// operation here is idempotent: upserts by ID, deletes, reads), then fail
-// with ErrUnavailable; the pool reconnects by itself once the server is
-// back, without reopening the Store.
+// operation here is idempotent: upserts by ID, deletes, reads; but for
+// Reserve, whose retry after a commit that went through unseen reserves
+// again and leaves the first reservation as a gap), then fail with
+// ErrUnavailable; the pool reconnects by itself once the server is back,
+// without reopening the Store.
 //
 // Every call honours its context. When the primary replicates
 // synchronously (synchronous_standby_names set, synchronous_commit on,

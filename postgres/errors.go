@@ -19,7 +19,8 @@ var (
 	ErrSchema = errors.New("postgres: unsupported schema")
 	// ErrReadOnly reports a write refused because the server is read-only
 	// (SQLSTATE 25006 read_only_sql_transaction), such as a hot standby:
-	// Upsert, Delete, CreateCollection and DropCollection there wrap it,
+	// Upsert, Delete, Reserve, Advance, CreateCollection and
+	// DropCollection there wrap it,
 	// with the server's error, and change nothing. Open wraps it when a
 	// read-only server's schema is missing or older than SchemaVersion,
 	// since the schema must be created (or migrated) on the primary, and

@@ -76,8 +76,8 @@ func TestSchemaCheck(t *testing.T) {
 			fmt.Sprintf(`INSERT INTO mnemo_schema VALUES (%d)`, postgres.SchemaVersion),
 		}, []string{"2 rows", fmt.Sprint(postgres.SchemaVersion + 1)}, fmt.Sprint([]int{postgres.SchemaVersion, postgres.SchemaVersion + 1})},
 		{"two equal rows", []string{fmt.Sprintf(`INSERT INTO mnemo_schema VALUES (%d)`, postgres.SchemaVersion)}, []string{"2 rows"}, fmt.Sprint([]int{postgres.SchemaVersion, postgres.SchemaVersion})},
-		{"no catalog", []string{`DROP TABLE mnemo_collections`}, []string{"mnemo_collections"}, fmt.Sprint([]int{postgres.SchemaVersion})},
-		{"empty version table alone", []string{`DROP TABLE mnemo_collections`, `DELETE FROM mnemo_schema`}, nil, fmt.Sprint([]int{postgres.SchemaVersion})},
+		{"no catalog", []string{`DROP TABLE mnemo_collections CASCADE`}, []string{"mnemo_collections"}, fmt.Sprint([]int{postgres.SchemaVersion})},
+		{"empty version table alone", []string{`DROP TABLE mnemo_positions`, `DROP TABLE mnemo_collections`, `DELETE FROM mnemo_schema`}, nil, fmt.Sprint([]int{postgres.SchemaVersion})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -337,7 +337,8 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
 		)`}, nil
 	},
 	// 2: full text by postings, frequencies and statistics kept on write
-	// (text.go), instead of a GIN index over each record's terms.
+	// (text.go), instead of a GIN index over each record's terms; each
+	// collection's sequence of positions (positions.go).
 	func(ctx context.Context, tx pgx.Tx) ([]string, error) {
 		rows, err := tx.Query(ctx, `SELECT id FROM mnemo_collections ORDER BY id`)
 		if err != nil {
@@ -347,7 +348,10 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
 		if err != nil {
 			return nil, err
 		}
-		var stmts []string
+		stmts := []string{`CREATE TABLE mnemo_positions (
+			collection bigint PRIMARY KEY REFERENCES mnemo_collections (id) ON DELETE CASCADE,
+			next bigint NOT NULL CHECK (next >= 0)
+		)`}
 		for _, id := range ids {
 			stmts = append(stmts, buildTextTables(id)...)
 		}
@@ -602,10 +606,10 @@ func (s *Store) enter(ctx context.Context) error {
 
 // do runs f, retrying it with backoff while it fails with a connection
 // error, for up to s.retry; it then fails with ErrUnavailable. Every f
-// given to do is idempotent. Errors from the server keep their meaning:
-// an undefined table (a dropped collection) becomes
-// mnemo.ErrCollectionNotFound, a write refused by a read-only server
-// ErrReadOnly.
+// given to do is idempotent, or (Reserve) harmless to repeat. Errors from
+// the server keep their meaning: an undefined table (a dropped
+// collection) becomes mnemo.ErrCollectionNotFound, a write refused by a
+// read-only server ErrReadOnly.
 func (s *Store) do(ctx context.Context, f func(context.Context) error) error {
 	start := time.Now()
 	wait := 20 * time.Millisecond
