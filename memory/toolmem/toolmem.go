@@ -46,11 +46,14 @@
 //
 // Any number of Memory values, in one process or (on a server) in many,
 // may use the same collections at once: every call reads and writes the
-// store, with nothing cached but the next storage position. A call that
-// returns an error changed nothing. Collections are marked as a tool
-// memory's (KindTools, KindTexts), and another kind of memory that picks
-// the same name is refused (mnemo.ErrCollectionKind); when another
-// handle drops them, the next call creates them again, empty.
+// store, with nothing cached. Each entry's storage position (which
+// spreading reads) is reserved from the collection's sequence in the
+// store (mnemo.Sequencer), so no two handles or processes give two
+// entries one position. A call that returns an error changed nothing.
+// Collections are marked as a tool memory's (KindTools, KindTexts), and
+// another kind of memory that picks the same name is refused
+// (mnemo.ErrCollectionKind); when another handle drops them, the next
+// call creates them again, empty.
 //
 // # Text
 //

@@ -9,11 +9,16 @@ import (
 // Faulty is a mnemo.Store that passes every call to Store, after asking
 // Hook: a non-nil error from Hook fails the call with it and nothing
 // reaches Store. Hook sees the operation ("upsert", "delete", "get",
-// "scan", "count", "query") and the collection's name; it may also block,
-// to stand for a server that froze. A nil Hook passes everything.
+// "scan", "count", "query", and "reserve" and "advance" of a collection
+// that is a mnemo.Sequencer, which its wrapper is too) and the
+// collection's name; it may also block, to stand for a server that froze.
+// A nil Hook passes everything.
 type Faulty struct {
 	mnemo.Store
 	Hook func(ctx context.Context, op, collection string) error
+	// NoSequencer hides the collections' mnemo.Sequencer, as a backend
+	// whose collections keep no sequence of positions would.
+	NoSequencer bool
 }
 
 func (f *Faulty) hook(ctx context.Context, op, name string) error {
@@ -34,7 +39,7 @@ func (f *Faulty) CreateCollection(ctx context.Context, name string, cfg mnemo.Co
 	if err != nil {
 		return nil, err
 	}
-	return faultyCollection{c, f}, nil
+	return f.wrap(c), nil
 }
 
 // Collection wraps the collection Store returns.
@@ -43,7 +48,17 @@ func (f *Faulty) Collection(ctx context.Context, name string) (mnemo.Collection,
 	if err != nil {
 		return nil, err
 	}
-	return faultyCollection{c, f}, nil
+	return f.wrap(c), nil
+}
+
+// wrap returns c with every call through Hook; a wrapped mnemo.Sequencer
+// is one, unless NoSequencer.
+func (f *Faulty) wrap(c mnemo.Collection) mnemo.Collection {
+	fc := faultyCollection{c, f}
+	if s, ok := c.(mnemo.Sequencer); ok && !f.NoSequencer {
+		return faultySequencer{fc, s}
+	}
+	return fc
 }
 
 type faultyCollection struct {
@@ -91,4 +106,23 @@ func (c faultyCollection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit
 		return nil, err
 	}
 	return c.Collection.Query(ctx, q)
+}
+
+type faultySequencer struct {
+	faultyCollection
+	seq mnemo.Sequencer
+}
+
+func (c faultySequencer) Reserve(ctx context.Context, n int) (int64, error) {
+	if err := c.f.hook(ctx, "reserve", c.Name()); err != nil {
+		return 0, err
+	}
+	return c.seq.Reserve(ctx, n)
+}
+
+func (c faultySequencer) Advance(ctx context.Context, next int64) error {
+	if err := c.f.hook(ctx, "advance", c.Name()); err != nil {
+		return err
+	}
+	return c.seq.Advance(ctx, next)
 }

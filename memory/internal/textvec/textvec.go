@@ -35,8 +35,8 @@ type Space struct {
 	empty   error      // wrapped for empty text and text with nothing to embed
 	invalid error      // wrapped for invalid UTF-8
 
-	placing ctxsync.Mutex    // guards next
-	next    map[string]int64 // next position per collection name (Place)
+	placing ctxsync.Mutex    // serialises Place's scans; guards next
+	next    map[string]int64 // next position per collection name, of collections without a sequence (Place)
 }
 
 // New returns a Space embedding with e, or with the offline default
@@ -262,28 +262,59 @@ func (s *Space) Search(ctx context.Context, c mnemo.Collection, r Retrieval, tex
 	return hits, err
 }
 
-// Place returns the positions of n memories about to be stored in c, in
-// order: one more than the largest stored (found by a scan the first time
-// a collection is asked about). Positions only order memories; a gap or a
-// repeat after a failed write, or from another handle writing to the same
-// collection, costs nothing but a neighbour. A caller waiting for another
-// one's first scan gives up when ctx is done.
+// Place returns the first of n consecutive positions for memories about
+// to be stored in c, in order. A collection that keeps a sequence of
+// positions (mnemo.Sequencer: both backends' collections do) reserves
+// them, so that no two handles or processes writing c get the same
+// position; when its sequence was never started (a collection written
+// before collections kept one), Place starts it past the largest
+// position stored, found by a scan: once per collection, since the
+// sequence is stored. Another collection gets one more than the largest
+// position stored, found by a scan the first time this Space is asked
+// about it and counted in this Space from then on, so two Spaces writing
+// one such collection repeat positions. Positions only order memories: a
+// gap after a failed write costs nothing but a neighbour. A caller
+// waiting for another one's scan gives up when ctx is done.
 func (s *Space) Place(ctx context.Context, c mnemo.Collection, n int) (int64, error) {
+	seq, ok := c.(mnemo.Sequencer)
+	if !ok {
+		return s.count(ctx, c, n)
+	}
+	first, err := seq.Reserve(ctx, n)
+	if !errors.Is(err, mnemo.ErrSequenceUnset) {
+		return first, err
+	}
+	if err := s.placing.Lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.placing.Unlock()
+	// Another call may have started the sequence while this one waited.
+	if first, err = seq.Reserve(ctx, n); !errors.Is(err, mnemo.ErrSequenceUnset) {
+		return first, err
+	}
+	next, err := nextPosition(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	// Another writer (another Space or process) may start it at once:
+	// Advance keeps the larger start, so neither repeats a position.
+	if err := seq.Advance(ctx, next); err != nil {
+		return 0, err
+	}
+	return seq.Reserve(ctx, n)
+}
+
+// count is Place for a collection without a sequence: the positions
+// counted in this Space, from one more than the largest one stored.
+func (s *Space) count(ctx context.Context, c mnemo.Collection, n int) (int64, error) {
 	if err := s.placing.Lock(ctx); err != nil {
 		return 0, err
 	}
 	defer s.placing.Unlock()
 	next, ok := s.next[c.Name()]
 	if !ok {
-		err := ScanPages(ctx, c, "", func(page []mnemo.Record) error {
-			for _, r := range page {
-				if p, ok := r.Metadata[PosField].(float64); ok && p >= float64(next) && p < 1<<53 {
-					next = int64(p) + 1
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		var err error
+		if next, err = nextPosition(ctx, c); err != nil {
 			return 0, err
 		}
 	}
@@ -292,6 +323,21 @@ func (s *Space) Place(ctx context.Context, c mnemo.Collection, n int) (int64, er
 	}
 	s.next[c.Name()] = next + int64(n)
 	return next, nil
+}
+
+// nextPosition returns one more than the largest position stored in c
+// (0 for none), by a scan of every record.
+func nextPosition(ctx context.Context, c mnemo.Collection) (int64, error) {
+	var next int64
+	err := ScanPages(ctx, c, "", func(page []mnemo.Record) error {
+		for _, r := range page {
+			if p, ok := r.Metadata[PosField].(float64); ok && p >= float64(next) && p < mnemo.MaxPosition {
+				next = int64(p) + 1
+			}
+		}
+		return nil
+	})
+	return next, err
 }
 
 // ScanPages calls fn with each page of c's records after the ID after, in
