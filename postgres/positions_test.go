@@ -70,7 +70,9 @@ func TestSequenceMigration(t *testing.T) {
 	}
 	s.Close()
 	conn := connect(t, dsn)
-	for _, stmt := range []string{`DROP TABLE mnemo_positions`, `UPDATE mnemo_schema SET version = 1`} {
+	// Back to version 1: no positions, no full-text tables.
+	for _, stmt := range []string{`DROP TABLE mnemo_positions`, `DROP TABLE mnemo_postings_1, mnemo_terms_1, mnemo_textstats_1`,
+		`UPDATE mnemo_schema SET version = 1`} {
 		if _, err := conn.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
