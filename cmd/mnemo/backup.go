@@ -9,7 +9,7 @@ import (
 
 // backup writes a consistent copy of a database into a new directory.
 // Restore is opening the copy; `mnemo verify --db COPY` checks it.
-func backup(args []string, out, stderr io.Writer) (err error) {
+func backup(ctx context.Context, args []string, out, stderr io.Writer) (err error) {
 	fs := newFlags("backup", out, stderr)
 	dir := dbFlag(fs)
 	fs.require("to")
@@ -23,7 +23,7 @@ func backup(args []string, out, stderr io.Writer) (err error) {
 	}
 	defer closeDB(db, &err)
 	start := time.Now()
-	if err := db.Backup(context.Background(), *to); err != nil {
+	if err := db.Backup(ctx, *to); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "backed up %s to %s in %s\n", *dir, *to, time.Since(start).Round(time.Millisecond))
@@ -31,7 +31,7 @@ func backup(args []string, out, stderr io.Writer) (err error) {
 }
 
 // compact gives the space of deleted records back.
-func compact(args []string, out, stderr io.Writer) (err error) {
+func compact(ctx context.Context, args []string, out, stderr io.Writer) (err error) {
 	fs := newFlags("compact", out, stderr)
 	dir := dbFlag(fs)
 	if err := fs.parse(args); err != nil {
@@ -43,7 +43,7 @@ func compact(args []string, out, stderr io.Writer) (err error) {
 	}
 	defer closeDB(db, &err)
 	start := time.Now()
-	if err := db.Compact(context.Background()); err != nil {
+	if err := db.Compact(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "compacted %s in %s\n", *dir, time.Since(start).Round(time.Millisecond))

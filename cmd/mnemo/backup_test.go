@@ -31,7 +31,7 @@ func TestBackupCommand(t *testing.T) {
 	}
 	for _, st := range steps {
 		var out, errOut bytes.Buffer
-		code := run(st.args, &out, &errOut)
+		code := run(t.Context(), st.args, &out, &errOut)
 		if code != st.code || !strings.Contains(out.String()+errOut.String(), st.want) {
 			t.Fatalf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", st.args, code, out.String(), errOut.String(), st.code, st.want)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,12 +19,12 @@ import (
 
 // benchSubcommands maps each subcommand of "mnemo bench" to the function
 // that runs it with the arguments after its name.
-var benchSubcommands = map[string]func(args []string, out, stderr io.Writer) error{
+var benchSubcommands = map[string]func(ctx context.Context, args []string, out, stderr io.Writer) error{
 	"ann": benchANN,
 }
 
 // benchCmd dispatches "mnemo bench SUBCOMMAND".
-func benchCmd(args []string, out, stderr io.Writer) error {
+func benchCmd(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, "mnemo bench: no subcommand\n"+benchUsage)
 		return errUsage
@@ -38,7 +39,7 @@ func benchCmd(args []string, out, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mnemo bench: unknown bench subcommand %q\n%s", args[0], benchUsage)
 		return errUsage
 	}
-	return sub(args[1:], out, stderr)
+	return sub(ctx, args[1:], out, stderr)
 }
 
 // benchUsage lists the subcommands of "mnemo bench".
@@ -51,8 +52,10 @@ Run "mnemo help bench ann" for its flags.
 `
 
 // benchANN measures the index backends on the user's data or a synthetic
-// set: build rate, memory, recall@k, queries/s and latency per ef.
-func benchANN(args []string, out, stderr io.Writer) error {
+// set: build rate, memory, recall@k, queries/s and latency per ef. The
+// harness takes no context: once ctx is done, benchANN returns at once
+// and leaves the loading or measuring to the process's exit (see await).
+func benchANN(ctx context.Context, args []string, out, stderr io.Writer) error {
 	fs := newFlags("bench ann", out, stderr)
 	base := fs.String("base", "", "the base vectors, a .fvecs or .bvecs `FILE`")
 	queryF := fs.String("query", "", "the query vectors, a .fvecs or .bvecs `FILE`")
@@ -107,9 +110,15 @@ func benchANN(args []string, out, stderr io.Writer) error {
 		}
 		p.Metric = metric
 		fmt.Fprintf(stderr, "generating %s\n", *synth)
-		ds = bench.Synthetic(p)
+		if err := await(ctx, func() error { ds = bench.Synthetic(p); return nil }); err != nil {
+			return err
+		}
 	case *base != "" && *queryF != "" && *synth == "":
-		if ds, err = bench.LoadTexmex(filepath.Base(*base), *base, *queryF, *gt, metric); err != nil {
+		err := await(ctx, func() (err error) {
+			ds, err = bench.LoadTexmex(filepath.Base(*base), *base, *queryF, *gt, metric)
+			return err
+		})
+		if err != nil {
 			return err
 		}
 	default:
@@ -127,7 +136,11 @@ func benchANN(args []string, out, stderr io.Writer) error {
 			return fmt.Errorf("--hnswlib: %w", err)
 		}
 	}
-	rows, err := bench.Run(ds, cfg, stderr)
+	var rows []bench.Row
+	err = await(ctx, func() (err error) {
+		rows, err = bench.Run(ds, cfg, stderr)
+		return err
+	})
 	if err != nil {
 		return err
 	}

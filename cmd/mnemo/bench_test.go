@@ -14,7 +14,7 @@ func TestBenchANN(t *testing.T) {
 	dir := t.TempDir()
 	js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.svg")
 	var out, errOut bytes.Buffer
-	code := run([]string{"bench", "ann", "--synthetic", "n=1500,dim=16,clusters=8,seed=3,queries=40", "--ef", "10,50",
+	code := run(t.Context(), []string{"bench", "ann", "--synthetic", "n=1500,dim=16,clusters=8,seed=3,queries=40", "--ef", "10,50",
 		"--backends", "hnsw,flat", "--threads", "1", "--json", js, "--svg", svg}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out.String(), errOut.String())
@@ -38,7 +38,7 @@ func TestBenchANN(t *testing.T) {
 	}
 	// The quantized backend runs and answers as well.
 	out.Reset()
-	code = run([]string{"bench", "ann", "--synthetic", "n=800,dim=16,clusters=8,seed=3,queries=20", "--ef", "200",
+	code = run(t.Context(), []string{"bench", "ann", "--synthetic", "n=800,dim=16,clusters=8,seed=3,queries=20", "--ef", "200",
 		"--backends", "hnsw", "--quantize", "sq8", "--threads", "1"}, &out, &errOut)
 	if code != 0 || !strings.Contains(out.String(), "1.0000") {
 		t.Fatalf("--quantize sq8: exit %d, want recall 1 at ef 200:\n%s%s", code, out.String(), errOut.String())
@@ -46,13 +46,13 @@ func TestBenchANN(t *testing.T) {
 	// hnswlib's points from a results file join the chart.
 	results := filepath.Join(dir, "results.jsonl")
 	os.WriteFile(results, []byte(`{"system":"hnswlib","ef":10,"recall":0.93,"qps":50000}`+"\n"), 0o644)
-	code = run([]string{"bench", "ann", "--synthetic", "n=500,dim=16,clusters=8,seed=3,queries=20", "--ef", "10",
+	code = run(t.Context(), []string{"bench", "ann", "--synthetic", "n=500,dim=16,clusters=8,seed=3,queries=20", "--ef", "10",
 		"--backends", "hnsw", "--threads", "1", "--svg", svg, "--hnswlib", results}, &out, &errOut)
 	if s, _ = os.ReadFile(svg); code != 0 || !bytes.Contains(s, []byte(">hnswlib<")) {
 		t.Fatalf("--hnswlib: exit %d, %s; the chart has no hnswlib series", code, errOut.String())
 	}
 	for _, bad := range [][]string{{"bench"}, {"bench", "ann"}, {"bench", "ann", "--synthetic", "n=x"}, {"bench", "ann", "--synthetic", "n=10", "--ef", "0"}, {"bench", "ann", "--synthetic", "n=10", "--quantize", "pq"}} {
-		if code := run(bad, &out, &errOut); code != 2 {
+		if code := run(t.Context(), bad, &out, &errOut); code != 2 {
 			t.Errorf("mnemo %v: exit %d, want 2", bad, code)
 		}
 	}
@@ -70,7 +70,7 @@ func TestBenchANNWriteErrors(t *testing.T) {
 		args := append([]string{"bench", "ann", "--synthetic", "n=300,dim=8,clusters=4,seed=3,queries=10", "--ef", "10",
 			"--backends", "hnsw,flat", "--threads", "1"}, extra...)
 		var out, errOut bytes.Buffer
-		if code := run(args, &out, &errOut); code != 1 || !strings.HasPrefix(errOut.String(), "generating ") ||
+		if code := run(t.Context(), args, &out, &errOut); code != 1 || !strings.HasPrefix(errOut.String(), "generating ") ||
 			!strings.Contains(errOut.String(), "mnemo bench: "+extra[0]+": ") {
 			t.Errorf("%v: exit %d, stderr %q; want exit 1 and the error", extra, code, errOut.String())
 		}

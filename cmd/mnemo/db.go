@@ -49,9 +49,12 @@ func openDB(dir string, create bool) (*engine.DB, error) {
 
 // openReader opens the database in dir for reading only: commands that
 // inspect a database write nothing to it (a damaged checkpoint is rebuilt
-// in memory, not replaced), and never create one.
-func openReader(dir string) (*engine.DB, error) {
-	return engine.Open(dir, &engine.Options{MustExist: true, ReadOnly: true})
+// in memory, not replaced), and never create one. Once ctx is done it
+// returns at once (see openReadOnly).
+func openReader(ctx context.Context, dir string) (*engine.DB, error) {
+	return openReadOnly(ctx, func() (*engine.DB, error) {
+		return engine.Open(dir, &engine.Options{MustExist: true, ReadOnly: true})
+	})
 }
 
 // closeDB closes db and reports a failed close in *err unless it already
@@ -65,12 +68,12 @@ func closeDB(db io.Closer, err *error) {
 
 // openCollection opens --db (a directory or a server) for reading and its
 // collection name; the caller closes the store.
-func openCollection(db, name string) (mnemo.Store, mnemo.Collection, error) {
-	s, err := openStore(db, false, false)
+func openCollection(ctx context.Context, db, name string) (mnemo.Store, mnemo.Collection, error) {
+	s, err := openStore(ctx, db, false, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := s.Collection(context.Background(), name)
+	c, err := s.Collection(ctx, name)
 	if err != nil {
 		s.Close()
 		return nil, nil, err
@@ -78,21 +81,21 @@ func openCollection(db, name string) (mnemo.Store, mnemo.Collection, error) {
 	return s, c, nil
 }
 
-func stats(args []string, out, stderr io.Writer) error {
+func stats(ctx context.Context, args []string, out, stderr io.Writer) error {
 	fs := newFlags("stats", out, stderr)
 	dir := dbFlag(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if isServer(*dir) {
-		return serverStats(*dir, out)
+		return serverStats(ctx, *dir, out)
 	}
-	db, err := openReader(*dir)
+	db, err := openReader(ctx, *dir)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	st, err := db.Stats(context.Background())
+	st, err := db.Stats(ctx)
 	if err != nil {
 		return err
 	}
@@ -108,7 +111,7 @@ func stats(args []string, out, stderr io.Writer) error {
 	return nil
 }
 
-func get(args []string, out, stderr io.Writer) error {
+func get(ctx context.Context, args []string, out, stderr io.Writer) error {
 	fs := newFlags("get", out, stderr)
 	dir := dbFlag(fs)
 	name := collectionFlag(fs, true, "the collection `NAME`")
@@ -118,14 +121,14 @@ func get(args []string, out, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return fs.fail("no IDs given")
 	}
-	db, c, err := openCollection(*dir, *name)
+	db, c, err := openCollection(ctx, *dir, *name)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	enc := json.NewEncoder(out)
 	for _, id := range fs.Args() {
-		r, ok, err := c.Get(context.Background(), id)
+		r, ok, err := c.Get(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -145,7 +148,7 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-func checkpoint(args []string, out, stderr io.Writer) (err error) {
+func checkpoint(ctx context.Context, args []string, out, stderr io.Writer) (err error) {
 	fs := newFlags("checkpoint", out, stderr)
 	dir := dbFlag(fs)
 	name := collectionFlag(fs, false, "checkpoint only the collection `NAME` (default: every collection)")
@@ -166,7 +169,7 @@ func checkpoint(args []string, out, stderr io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		if err := c.Checkpoint(context.Background()); err != nil {
+		if err := c.Checkpoint(ctx); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "checkpointed %s\n", n)
@@ -174,16 +177,16 @@ func checkpoint(args []string, out, stderr io.Writer) (err error) {
 	return nil
 }
 
-func verify(args []string, out, stderr io.Writer) error {
+func verify(ctx context.Context, args []string, out, stderr io.Writer) error {
 	fs := newFlags("verify", out, stderr)
 	dir := dbFlag(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if isServer(*dir) {
-		return serverVerify(*dir, out)
+		return serverVerify(ctx, *dir, out)
 	}
-	db, err := openReader(*dir)
+	db, err := openReader(ctx, *dir)
 	if engine.IsCorruption(err) {
 		fmt.Fprintf(out, "problem: %v\n", err)
 		return errInconsistent
@@ -192,7 +195,7 @@ func verify(args []string, out, stderr io.Writer) error {
 		return err
 	}
 	defer db.Close()
-	problems, err := db.Verify(context.Background())
+	problems, err := db.Verify(ctx)
 	if err != nil {
 		return err
 	}
@@ -209,7 +212,7 @@ func verify(args []string, out, stderr io.Writer) error {
 // errInconsistent makes verify exit 1 after printing its problems.
 var errInconsistent = errors.New("the database is not consistent")
 
-func export(args []string, out, stderr io.Writer) error {
+func export(ctx context.Context, args []string, out, stderr io.Writer) error {
 	fs := newFlags("export", out, stderr)
 	dir := dbFlag(fs)
 	name := collectionFlag(fs, true, "the collection `NAME`")
@@ -217,7 +220,7 @@ func export(args []string, out, stderr io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	db, c, err := openCollection(*dir, *name)
+	db, c, err := openCollection(ctx, *dir, *name)
 	if err != nil {
 		return err
 	}
@@ -235,7 +238,7 @@ func export(args []string, out, stderr io.Writer) error {
 	enc := json.NewEncoder(bw)
 	after, n := "", 0
 	for {
-		page, next, err := c.Scan(context.Background(), after, 1000)
+		page, next, err := c.Scan(ctx, after, 1000)
 		if err != nil {
 			return err
 		}

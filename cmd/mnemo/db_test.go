@@ -55,7 +55,7 @@ func TestMissingDatabase(t *testing.T) {
 				}
 				args := append([]string{tt.args[0], "--db", dir}, tt.args[1:]...)
 				var out, errOut bytes.Buffer
-				code := run(args, &out, &errOut)
+				code := run(t.Context(), args, &out, &errOut)
 				if code != 1 {
 					t.Errorf("exit %d, want 1; stdout %q, stderr %q", code, out.String(), errOut.String())
 				}
@@ -88,20 +88,20 @@ func TestMissingDatabase(t *testing.T) {
 func importCreates(t *testing.T, data string) {
 	dir := filepath.Join(t.TempDir(), "new", "db")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"import", "--db", dir, "--collection", "c", "--dim", "2", "--file", data}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"import", "--db", dir, "--collection", "c", "--dim", "2", "--file", data}, &out, &errOut); code != 0 {
 		t.Fatalf("import --dim: exit %d: %s", code, errOut.String())
 	}
 	out.Reset()
-	if code := run([]string{"stats", "--db", dir}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "c: 1 records, dimension 2") {
+	if code := run(t.Context(), []string{"stats", "--db", dir}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "c: 1 records, dimension 2") {
 		t.Fatalf("stats: exit %d: %s%s", code, out.String(), errOut.String())
 	}
 	// Into the existing database, a second collection also needs --dim.
 	out.Reset()
 	errOut.Reset()
-	if code := run([]string{"import", "--db", dir, "--collection", "d", "--file", data}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "--dim") {
+	if code := run(t.Context(), []string{"import", "--db", dir, "--collection", "d", "--file", data}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "--dim") {
 		t.Fatalf("import of a new collection without --dim: exit %d: %s", code, errOut.String())
 	}
-	if code := run([]string{"import", "--db", dir, "--collection", "d", "--dim", "2", "--metric", "l2", "--file", data}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"import", "--db", dir, "--collection", "d", "--dim", "2", "--metric", "l2", "--file", data}, &out, &errOut); code != 0 {
 		t.Fatalf("import of a new collection with --dim: exit %d: %s", code, errOut.String())
 	}
 	if got := exportIDs(t, dir, "d"); len(got) != 1 || got[0] != "a" {
@@ -116,7 +116,7 @@ func TestLockedDatabase(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	data := writeTemp(t, `{"id":"a","vector":[1,0]}`+"\n")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"import", "--db", dir, "--collection", "c", "--dim", "2", "--file", data}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"import", "--db", dir, "--collection", "c", "--dim", "2", "--file", data}, &out, &errOut); code != 0 {
 		t.Fatalf("import: exit %d: %s", code, errOut.String())
 	}
 	db, err := engine.Open(dir, nil)
@@ -136,7 +136,7 @@ func TestLockedDatabase(t *testing.T) {
 		t.Run(args[0], func(t *testing.T) {
 			args := append([]string{args[0], "--db", dir}, args[1:]...)
 			var out, errOut bytes.Buffer
-			code := run(args, &out, &errOut)
+			code := run(t.Context(), args, &out, &errOut)
 			msg := errOut.String()
 			if code != 1 || !strings.HasPrefix(msg, "mnemo "+args[0]+": ") || !strings.Contains(msg, "already open") || strings.Count(msg, "\n") != 1 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 1 and one line \"mnemo %s: ... already open ...\"", code, out.String(), msg, args[0])
@@ -150,7 +150,7 @@ func TestLockedDatabase(t *testing.T) {
 func exportIDs(t *testing.T, dir, name string) []string {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if code := run([]string{"export", "--db", dir, "--collection", name}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"export", "--db", dir, "--collection", name}, &out, &errOut); code != 0 {
 		t.Fatalf("export: exit %d: %s", code, errOut.String())
 	}
 	var ids []string
@@ -247,7 +247,7 @@ func TestQueryText(t *testing.T) {
 				args = append(args, "--mode", tt.mode)
 			}
 			var out, errOut bytes.Buffer
-			code := run(args, &out, &errOut)
+			code := run(t.Context(), args, &out, &errOut)
 			if code != tt.code || !strings.Contains(out.String(), tt.stdout) || tt.stdout == "" && out.Len() > 0 || tt.stdout != "" && strings.Count(out.String(), "\n") != 1 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit %d and one line with %q", code, out.String(), errOut.String(), tt.code, tt.stdout)
 			}
@@ -264,13 +264,13 @@ func TestQueryText(t *testing.T) {
 	// --vector still queries the collection without an embedder.
 	var out, errOut bytes.Buffer
 	vec, _ := json.Marshal(h.Vector("stock prices fell sharply"))
-	if code := run([]string{"query", "--db", dir, "--collection", "plain", "--vector", string(vec), "--k", "1"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "r1") {
+	if code := run(t.Context(), []string{"query", "--db", dir, "--collection", "plain", "--vector", string(vec), "--k", "1"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "r1") {
 		t.Errorf("--vector: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 	// With a vector, a text adds its side whatever the embedder: hybrid,
 	// and no note.
 	out.Reset()
-	if code := run([]string{"query", "--db", dir, "--collection", "remote", "--vector", string(vec), "--text", "stock prices", "--k", "1", "--fusion", "rrf"}, &out, &errOut); code != 0 || out.String() != "0.0164  r1  stock prices fell sharply\n" || errOut.Len() > 0 {
+	if code := run(t.Context(), []string{"query", "--db", dir, "--collection", "remote", "--vector", string(vec), "--text", "stock prices", "--k", "1", "--fusion", "rrf"}, &out, &errOut); code != 0 || out.String() != "0.0164  r1  stock prices fell sharply\n" || errOut.Len() > 0 {
 		t.Errorf("--vector --text: exit %d, stdout %q, stderr %q; want r1 first on both sides: w/61 + (1-w)/61 = 1/61", code, out.String(), errOut.String())
 	}
 }
@@ -280,7 +280,7 @@ func TestQueryText(t *testing.T) {
 func TestReadCommandsWriteNothing(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "db")
 	data := writeTemp(t, `{"id":"a","vector":[1,0],"content":"alpha"}`+"\n"+`{"id":"b","vector":[0,1]}`+"\n")
-	if code := run([]string{"import", "--db", db, "--collection", "c", "--dim", "2", "--file", data}, io.Discard, io.Discard); code != 0 {
+	if code := run(t.Context(), []string{"import", "--db", db, "--collection", "c", "--dim", "2", "--file", data}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("import exit %d", code)
 	}
 	snapshot := func() string {
@@ -303,7 +303,7 @@ func TestReadCommandsWriteNothing(t *testing.T) {
 		{"verify", "--db", db},
 	} {
 		var out, errOut bytes.Buffer
-		if code := run(args, &out, &errOut); code != 0 {
+		if code := run(t.Context(), args, &out, &errOut); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
 		}
 		if after := snapshot(); after != before {

@@ -22,7 +22,7 @@ import (
 // on-disk database with the offline embedder, prints what it recalls with
 // scores and timings, reopens the database to show it persisted, and
 // removes the directory unless --keep names one.
-func demo(args []string, out, stderr io.Writer) error {
+func demo(ctx context.Context, args []string, out, stderr io.Writer) error {
 	fs := newFlags("demo", out, stderr)
 	keep := fs.String("keep", "", "keep the database in `DIR` (created if missing) instead of a temporary directory removed at the end")
 	if err := fs.parse(args); err != nil {
@@ -41,7 +41,6 @@ func demo(args []string, out, stderr io.Writer) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	ctx := context.Background()
 	p := func(format string, a ...any) { fmt.Fprintf(out, format+"\n", a...) }
 	since := func(t time.Time) string { return time.Since(t).Round(10 * time.Microsecond).String() }
 	p("mnemo demo: database in %s (kernels: %s)", dir, simd.Implementation())

@@ -131,13 +131,13 @@ func TestImportBadLines(t *testing.T) {
 		`{"id":"c","vector":[0,1]}`,
 	}, "\n")
 	var out, errOut bytes.Buffer
-	code := run([]string{"import", "--db", filepath.Join(tmp, "db"), "--collection", "c", "--dim", "2", "--file", writeTemp(t, in)}, &out, &errOut)
+	code := run(t.Context(), []string{"import", "--db", filepath.Join(tmp, "db"), "--collection", "c", "--dim", "2", "--file", writeTemp(t, in)}, &out, &errOut)
 	if code != 1 || !strings.Contains(errOut.String(), "line 2:") || strings.Contains(out.String(), "committed") {
 		t.Fatalf("exit %d, out %q, err %q", code, out.String(), errOut.String())
 	}
 	out.Reset()
 	errOut.Reset()
-	code = run([]string{"import", "--db", filepath.Join(tmp, "db"), "--collection", "c", "--file", writeTemp(t, in), "--skip-bad"}, &out, &errOut)
+	code = run(t.Context(), []string{"import", "--db", filepath.Join(tmp, "db"), "--collection", "c", "--file", writeTemp(t, in), "--skip-bad"}, &out, &errOut)
 	if code != 0 || !strings.Contains(errOut.String(), "line 2: skipped") || !strings.Contains(errOut.String(), "line 3: skipped") ||
 		!strings.Contains(out.String(), "committed 2") {
 		t.Fatalf("--skip-bad: exit %d, out %q, err %q", code, out.String(), errOut.String())

@@ -48,7 +48,7 @@ func TestImportEmbedsContent(t *testing.T) {
 	mixed, _ := json.Marshal(jsonRecord{ID: "mixed", Vector: own, Content: "the content is not embedded"})
 	in.Write(append(mixed, '\n'))
 	var out, errOut bytes.Buffer
-	code := run([]string{"import", "--db", dir, "--collection", "notes", "--embedder", "hashing", "--batch", "600", "--file", writeTemp(t, in.String())}, &out, &errOut)
+	code := run(t.Context(), []string{"import", "--db", dir, "--collection", "notes", "--embedder", "hashing", "--batch", "600", "--file", writeTemp(t, in.String())}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
@@ -60,7 +60,7 @@ func TestImportEmbedsContent(t *testing.T) {
 	}
 	// Into the existing collection, no flag is needed to embed.
 	contents["late"] = "added later"
-	if code := run([]string{"import", "--db", dir, "--collection", "notes", "--file", writeTemp(t, `{"id":"late","content":"added later"}`)}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"import", "--db", dir, "--collection", "notes", "--file", writeTemp(t, `{"id":"late","content":"added later"}`)}, &out, &errOut); code != 0 {
 		t.Fatalf("second import: exit %d: %s", code, errOut.String())
 	}
 	db, err := engine.Open(dir, &engine.Options{MustExist: true, ReadOnly: true})
@@ -106,7 +106,7 @@ func TestImportEmbedBadLines(t *testing.T) {
 	zeroEmbeds := embed.IsZero(h.Vector("?! -- ..."))
 	dir := filepath.Join(t.TempDir(), "db")
 	var out, errOut bytes.Buffer
-	code := run([]string{"import", "--db", dir, "--collection", "c", "--embedder", "hashing", "--file", writeTemp(t, strings.Join(lines, "\n"))}, &out, &errOut)
+	code := run(t.Context(), []string{"import", "--db", dir, "--collection", "c", "--embedder", "hashing", "--file", writeTemp(t, strings.Join(lines, "\n"))}, &out, &errOut)
 	firstBad := "line 4:"
 	if zeroEmbeds {
 		firstBad = "line 2: the text embeds to the zero vector"
@@ -117,7 +117,7 @@ func TestImportEmbedBadLines(t *testing.T) {
 
 	out.Reset()
 	errOut.Reset()
-	code = run([]string{"import", "--db", dir, "--collection", "c", "--skip-bad", "--file", writeTemp(t, strings.Join(lines, "\n"))}, &out, &errOut)
+	code = run(t.Context(), []string{"import", "--db", dir, "--collection", "c", "--skip-bad", "--file", writeTemp(t, strings.Join(lines, "\n"))}, &out, &errOut)
 	want := []string{"line 4: skipped", "dimension", "line 5: skipped: no vector, and no content to embed",
 		"line 6: skipped: no vector, and no content to embed", `line 7: skipped: id "a" appears twice in one batch`}
 	ids := []string{"a", "b", "c"}
@@ -172,7 +172,7 @@ func TestImportWithoutEmbedder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.collection, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := run([]string{"import", "--db", dir, "--collection", tt.collection, "--file", data}, &out, &errOut)
+			code := run(t.Context(), []string{"import", "--db", dir, "--collection", tt.collection, "--file", data}, &out, &errOut)
 			if code != 1 || !strings.HasPrefix(errOut.String(), "mnemo import: "+tt.reason) || strings.Count(errOut.String(), "\n") != 1 {
 				t.Errorf("exit %d, stderr %q; want exit 1 and one line %q", code, errOut.String(), tt.reason)
 			}
@@ -180,7 +180,7 @@ func TestImportWithoutEmbedder(t *testing.T) {
 				t.Errorf("stored %q after the error", got)
 			}
 			errOut.Reset()
-			code = run([]string{"import", "--db", dir, "--collection", tt.collection, "--file", data, "--skip-bad"}, &out, &errOut)
+			code = run(t.Context(), []string{"import", "--db", dir, "--collection", tt.collection, "--file", data, "--skip-bad"}, &out, &errOut)
 			skipped := strings.Replace(tt.reason, "line 2: ", "line 2: skipped: ", 1)
 			if code != 0 || !strings.HasPrefix(errOut.String(), skipped) {
 				t.Errorf("--skip-bad: exit %d, stderr %q; want %q", code, errOut.String(), skipped)
@@ -192,7 +192,7 @@ func TestImportWithoutEmbedder(t *testing.T) {
 	}
 	// --embedder names what an existing collection must have been made with.
 	var out, errOut bytes.Buffer
-	code := run([]string{"import", "--db", dir, "--collection", "plain", "--embedder", "hashing", "--file", data}, &out, &errOut)
+	code := run(t.Context(), []string{"import", "--db", dir, "--collection", "plain", "--embedder", "hashing", "--file", data}, &out, &errOut)
 	if code != 1 || !strings.Contains(errOut.String(), `collection "plain" exists with no recorded embedder, not --embedder hashing`) {
 		t.Errorf("--embedder into a collection without one: exit %d, stderr %q", code, errOut.String())
 	}
@@ -213,17 +213,17 @@ func TestImportEmbedderUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
-		code := run(append([]string{"import", "--db", dir, "--collection", "c", "--file", data}, tt.args...), &out, &errOut)
+		code := run(t.Context(), append([]string{"import", "--db", dir, "--collection", "c", "--file", data}, tt.args...), &out, &errOut)
 		if code != 2 || !strings.HasPrefix(errOut.String(), tt.want+"\nUsage: mnemo import") {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errOut.String(), tt.want)
 		}
 	}
-	if exportable := run([]string{"stats", "--db", dir}, &bytes.Buffer{}, &bytes.Buffer{}); exportable != 1 {
+	if exportable := run(t.Context(), []string{"stats", "--db", dir}, &bytes.Buffer{}, &bytes.Buffer{}); exportable != 1 {
 		t.Errorf("a usage error created the database (stats exit %d)", exportable)
 	}
 	// A --dim that agrees is fine.
 	var out, errOut bytes.Buffer
-	if code := run([]string{"import", "--db", dir, "--collection", "c", "--file", data, "--embedder", "hashing", "--dim", fmt.Sprint(h.Dimension())}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"import", "--db", dir, "--collection", "c", "--file", data, "--embedder", "hashing", "--dim", fmt.Sprint(h.Dimension())}, &out, &errOut); code != 0 {
 		t.Errorf("--dim equal to the embedder's: exit %d, stderr %q", code, errOut.String())
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func Example_textQueries() {
 {"id":"q2","text":"coffee","filter":{"source":"calendar"}}
 `), 0o644)
 	db := filepath.Join(dir, "db")
-	mnemo := func(args ...string) { run(args, os.Stdout, io.Discard) }
+	mnemo := func(args ...string) { run(context.Background(), args, os.Stdout, io.Discard) }
 
 	mnemo("import", "--db", db, "--collection", "notes", "--embedder", "hashing", "--file", notes)
 	mnemo("query", "--db", db, "--collection", "notes", "--text", "Lisbon", "--k", "1")

@@ -43,9 +43,15 @@ import (
 // altered by decoding: a line with invalid UTF-8 or a lone UTF-16
 // surrogate escape, which encoding/json would turn into U+FFFD, is bad.
 //
+// When ctx is done (a signal, see main) the import stops before its next
+// line or commit, even while it waits for input, and its error, an
+// interruptedError, says how many records were committed: the batch in
+// progress is not written, unless its commit was under way (a server may
+// have committed it as the cancel reached it).
+//
 // importCmd parses and checks the flags and opens the input and the
 // collection; an importer does the rest.
-func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error) {
+func importCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr io.Writer) (err error) {
 	fs := newFlags("import", out, stderr)
 	dir := dbFlag(fs)
 	name := collectionFlag(fs, true, "the collection `NAME`")
@@ -77,20 +83,23 @@ func importCmd(args []string, stdin io.Reader, out, stderr io.Writer) (err error
 		defer f.Close()
 		in, size = f, regularSize(f)
 	}
-	db, c, err := openImport(*dir, *name, newCfg, *embedderName)
+	db, c, err := openImport(ctx, *dir, *name, newCfg, *embedderName)
 	if err != nil {
 		return err
 	}
 	defer closeDB(db, &err)
 	emb, embErr := collectionEmbedder(c.Config())
-	im := &importer{c: c, name: *name, emb: emb, embErr: embErr, lines: newLineReader(in, maxLine), out: out, stderr: stderr,
+	im := &importer{c: c, name: *name, emb: emb, embErr: embErr, lines: newLineReader(&ctxReader{ctx: ctx, r: in}, maxLine), out: out, stderr: stderr,
 		batch: *batch, skipBad: *skipBad, contentIDs: *contentIDs, seen: map[string]bool{}}
 	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
 		im.prog = newProgress(stderr, "importing", "records", size)
 	}
 	defer im.prog.clear() // before the caller reports an error
 	im.sharedTerminal = isTerminal(out) && im.prog != nil
-	return im.run()
+	if err = im.run(ctx); err != nil && ctx.Err() != nil {
+		return im.interrupted()
+	}
+	return err
 }
 
 // importConfig returns the config of the collection import creates if it
@@ -130,15 +139,15 @@ func regularSize(f *os.File) int64 {
 // openImport opens --db dir for writing, creating a database there if
 // newCfg has a positive dimension, and its collection name (see
 // importCollection). The caller closes the store.
-func openImport(dir, name string, newCfg mnemo.CollectionConfig, embedderName string) (mnemo.Store, mnemo.Collection, error) {
-	db, err := openStore(dir, true, newCfg.Dimension > 0)
+func openImport(ctx context.Context, dir, name string, newCfg mnemo.CollectionConfig, embedderName string) (mnemo.Store, mnemo.Collection, error) {
+	db, err := openStore(ctx, dir, true, newCfg.Dimension > 0)
 	if errors.Is(err, engine.ErrNoDatabase) {
 		return nil, nil, fmt.Errorf("no database in %s; pass --dim or --embedder to create it", dir)
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := importCollection(db, dir, name, newCfg, embedderName)
+	c, err := importCollection(ctx, db, dir, name, newCfg, embedderName)
 	if err != nil {
 		db.Close() // the error that matters is err
 		return nil, nil, err
@@ -150,13 +159,13 @@ func openImport(dir, name string, newCfg mnemo.CollectionConfig, embedderName st
 // names, creating it with newCfg if it does not exist and newCfg has a
 // positive dimension. When --embedder embedderName gave newCfg an
 // embedder, a collection that exists must have been made with it.
-func importCollection(db mnemo.Store, dir, name string, newCfg mnemo.CollectionConfig, embedderName string) (mnemo.Collection, error) {
-	c, err := db.Collection(context.Background(), name)
+func importCollection(ctx context.Context, db mnemo.Store, dir, name string, newCfg mnemo.CollectionConfig, embedderName string) (mnemo.Collection, error) {
+	c, err := db.Collection(ctx, name)
 	if errors.Is(err, mnemo.ErrCollectionNotFound) {
 		if newCfg.Dimension <= 0 {
 			return nil, fmt.Errorf("collection %q does not exist in %s; pass --dim or --embedder to create it", name, dir)
 		}
-		c, err = db.CreateCollection(context.Background(), name, newCfg)
+		c, err = db.CreateCollection(ctx, name, newCfg)
 	}
 	if err != nil {
 		return nil, err
@@ -193,35 +202,49 @@ type importer struct {
 	toEmbed   []int           // indexes in pending of records without a vector yet
 	seen      map[string]bool // the ids in pending
 	committed int             // records committed so far
+	inFlight  int             // records of the commit under way, 0 between commits
 	bad       int             // bad lines skipped so far
 }
 
 // run imports every line of the input, then finishes. Its error stops
 // the import; the records of the commits reported before it are durable.
-func (im *importer) run() error {
+// It stops with ctx's error before a line once ctx is done.
+func (im *importer) run(ctx context.Context) error {
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		raw, err := im.lines.next()
 		if err == io.EOF {
 			break
 		}
 		switch {
 		case errors.Is(err, errLongLine):
-			err = im.refuse(err)
+			err = im.refuse(ctx, err)
 		case err != nil:
 			return fmt.Errorf("line %d: %v (nothing of this batch was written; %d records committed before it)", im.lines.n, err, im.committed)
 		default:
-			err = im.line(raw)
+			err = im.line(ctx, raw)
 		}
 		if err != nil {
 			return err
 		}
 	}
-	return im.finish()
+	return im.finish(ctx)
+}
+
+// interrupted is the error of an import ctx's end stopped: what it had
+// committed, and what became of the batch in progress.
+func (im *importer) interrupted() error {
+	if im.inFlight > 0 {
+		return &interruptedError{fmt.Sprintf("%d records committed; the %d after them were being committed and may or may not have been written", im.committed, im.inFlight)}
+	}
+	return &interruptedError{fmt.Sprintf("%d records committed; nothing after them was written", im.committed)}
 }
 
 // finish commits the last batch and prints the summary on stderr.
-func (im *importer) finish() error {
-	if err := im.commit(); err != nil {
+func (im *importer) finish(ctx context.Context) error {
+	if err := im.commit(ctx); err != nil {
 		return err
 	}
 	im.prog.clear()
@@ -231,15 +254,15 @@ func (im *importer) finish() error {
 
 // line takes raw, the line just read: it skips a blank line, adds a good
 // one's record to the batch and refuses a bad one.
-func (im *importer) line(raw []byte) error {
+func (im *importer) line(ctx context.Context, raw []byte) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
 	rec, embedIt, err := im.record(raw)
 	if err != nil {
-		return im.refuse(err)
+		return im.refuse(ctx, err)
 	}
-	return im.add(rec, embedIt)
+	return im.add(ctx, rec, embedIt)
 }
 
 // record decodes raw, a non-blank line, into its record and checks it:
@@ -269,7 +292,7 @@ func (im *importer) record(raw []byte) (rec mnemo.Record, embedIt bool, err erro
 // add appends rec, the record of the line just read, to the batch, to be
 // embedded if embedIt. It embeds the records waiting for a vector when
 // there are embedBatch of them, and commits the batch when it is full.
-func (im *importer) add(rec mnemo.Record, embedIt bool) error {
+func (im *importer) add(ctx context.Context, rec mnemo.Record, embedIt bool) error {
 	if rec.ID != "" {
 		im.seen[rec.ID] = true
 	}
@@ -279,20 +302,20 @@ func (im *importer) add(rec mnemo.Record, embedIt bool) error {
 	im.pending = append(im.pending, rec)
 	im.lineOf = append(im.lineOf, im.lines.n)
 	if len(im.toEmbed) == embedBatch {
-		if err := im.embedPending(); err != nil {
+		if err := im.embedPending(ctx); err != nil {
 			return err
 		}
 	}
 	if len(im.pending) == im.batch {
-		return im.commit()
+		return im.commit(ctx)
 	}
 	return nil
 }
 
 // refuse rejects the line just read for err, after embedding the pending
 // records, so that the bad lines among them are reported first.
-func (im *importer) refuse(err error) error {
-	if err := im.embedPending(); err != nil {
+func (im *importer) refuse(ctx context.Context, err error) error {
+	if err := im.embedPending(ctx); err != nil {
 		return err
 	}
 	return im.reject(im.lines.n, err)
@@ -312,12 +335,16 @@ func (im *importer) reject(line int, err error) error {
 
 // embedPending embeds the pending records that lack a vector, in one call
 // (see embedTexts), and checks them against the collection. It rejects
-// the ones that fail, in line order, and drops them from the batch.
-func (im *importer) embedPending() error {
+// the ones that fail, in line order, and drops them from the batch. It
+// returns ctx's error, rejecting nothing, when ctx ended during the call.
+func (im *importer) embedPending(ctx context.Context) error {
 	if len(im.toEmbed) == 0 {
 		return nil
 	}
-	vecs, errs := embedTexts(context.Background(), im.emb, im.textsToEmbed())
+	vecs, errs := embedTexts(ctx, im.emb, im.textsToEmbed())
+	if err := ctx.Err(); err != nil {
+		return err // the texts are not to blame
+	}
 	drop := map[int]bool{}
 	for i, j := range im.toEmbed {
 		err := errs[i]
@@ -369,17 +396,24 @@ func (im *importer) drop(drop map[int]bool) {
 }
 
 // commit embeds what is pending, upserts the batch, if any is left, in
-// one durable write, acknowledges it and starts the next batch.
-func (im *importer) commit() error {
-	if err := im.embedPending(); err != nil {
+// one durable write, acknowledges it and starts the next batch. Once ctx
+// is done it returns ctx's error without writing; inFlight counts the
+// records of the write while it is under way, and of a failed one.
+func (im *importer) commit(ctx context.Context) error {
+	if err := im.embedPending(ctx); err != nil {
 		return err
 	}
 	if len(im.pending) == 0 {
 		return nil
 	}
-	if _, err := im.c.Upsert(context.Background(), im.pending...); err != nil {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	im.inFlight = len(im.pending)
+	if _, err := im.c.Upsert(ctx, im.pending...); err != nil {
 		return fmt.Errorf("commit of the records up to line %d: %w (%d records committed before them)", im.lines.n, err, im.committed)
 	}
+	im.inFlight = 0
 	im.committed += len(im.pending)
 	clear(im.pending)
 	im.pending, im.lineOf = im.pending[:0], im.lineOf[:0]

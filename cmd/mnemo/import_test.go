@@ -111,7 +111,7 @@ func TestImportStrictJSONL(t *testing.T) {
 				args = append(args, "--skip-bad")
 			}
 			var out, errOut bytes.Buffer
-			code := run(args, &out, &errOut)
+			code := run(t.Context(), args, &out, &errOut)
 			if code != tt.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", code, tt.code, errOut.String())
 			}
@@ -144,7 +144,7 @@ func TestImportContentIDs(t *testing.T) {
 		for range 2 {
 			args := append([]string{"import", "--db", db, "--collection", "c", "--dim", "2", "--file", file}, tc.flags...)
 			var out, errOut bytes.Buffer
-			if code := run(args, &out, &errOut); code != 0 {
+			if code := run(t.Context(), args, &out, &errOut); code != 0 {
 				t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
 			}
 		}

@@ -10,15 +10,29 @@
 // errors exit with status 2; other failures print one line and exit 1. A
 // panic is reported as an internal error, exit status 3, with its stack
 // trace only when MNEMO_DEBUG=1.
+//
+// SIGINT (Ctrl-C) or SIGTERM interrupts a command: it stops at its next
+// step (a call to the database, a line of input, even one it waits for),
+// closes the database (the engine's DB.Close; a PostgreSQL Store's Close,
+// after the call in flight asked the server to cancel it), prints
+// "mnemo COMMAND: interrupted" on one line, with what it had done where
+// the command says (import: the records committed), and exits with
+// status 130, for either signal. A second signal ends the process at
+// once, as if mnemo handled none: a command that is opening an engine
+// database for writing (replaying its log) or closing one finishes that
+// before it stops; one opening it for reading stops at once.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
+	"syscall"
 )
 
 // errUsage marks a usage error: the command has printed what was wrong and
@@ -26,20 +40,28 @@ import (
 var errUsage = errors.New("usage")
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // the default behaviour again: a second signal ends the process at once
+	}()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // commands maps each command name to the function that runs it with the
-// arguments after the name. Each has a line in usages.
-var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
+// arguments after the name. Each has a line in usages. A command stops,
+// and returns an error, once ctx is done (see run).
+var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{
 	"demo": demo,
-	"import": func(args []string, stdout, stderr io.Writer) error {
-		return importCmd(args, os.Stdin, stdout, stderr)
+	"import": func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return importCmd(ctx, args, os.Stdin, stdout, stderr)
 	},
 	"export": export,
 	"get":    get,
-	"query": func(args []string, stdout, stderr io.Writer) error {
-		return queryCmd(args, os.Stdin, stdout, stderr)
+	"query": func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return queryCmd(ctx, args, os.Stdin, stdout, stderr)
 	},
 	"stats":      stats,
 	"checkpoint": checkpoint,
@@ -51,8 +73,11 @@ var commands = map[string]func(args []string, stdout, stderr io.Writer) error{
 }
 
 // run executes a command line and returns the exit status: 0 on success,
-// 1 on failure, 2 on a usage error, 3 on an internal error (a panic).
-func run(args []string, stdout, stderr io.Writer) int {
+// 1 on failure, 2 on a usage error, 3 on an internal error (a panic),
+// exitInterrupted when the command failed once ctx was done: main's ctx
+// is done when a signal came, and every failure after it counts as the
+// interruption, reported on one line (see interruptedError).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, generalUsage())
 		return 2
@@ -64,14 +89,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "--version", "-version":
 		args = []string{"version"}
 	case "help":
-		return help(args[1:], stdout, stderr)
+		return help(ctx, args[1:], stdout, stderr)
 	}
 	cmd, ok := commands[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "mnemo: unknown command %q\n\n%s", args[0], generalUsage())
 		return 2
 	}
-	crashed, err := protect(args[0], stderr, func() error { return cmd(args[1:], stdout, stderr) })
+	crashed, err := protect(args[0], stderr, func() error { return cmd(ctx, args[1:], stdout, stderr) })
 	switch {
 	case crashed:
 		return 3
@@ -84,6 +109,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mnemo %s: %v\n", args[0], err)
 		}
 		return 2
+	case ctx.Err() != nil:
+		fmt.Fprintf(stderr, "mnemo %s: %s\n", args[0], interruption(err))
+		return exitInterrupted
 	case errors.Is(err, errInconsistent):
 		return 1
 	}
@@ -94,7 +122,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // help runs "mnemo help [COMMAND [SUBCOMMAND]]": the general usage, or the
 // usage and flags of a command, which it prints by running the command
 // with --help.
-func help(args []string, stdout, stderr io.Writer) int {
+func help(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) == 0:
 		fmt.Fprint(stdout, generalUsage())
@@ -109,7 +137,7 @@ func help(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mnemo help: unknown command %q\n\n%s", args[0], generalUsage())
 		return 2
 	}
-	return run(append(args[:len(args):len(args)], "--help"), stdout, stderr)
+	return run(ctx, append(args[:len(args):len(args)], "--help"), stdout, stderr)
 }
 
 // protect runs f and returns its error. If f panics, protect reports the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,10 +21,10 @@ const commandEnv = "MNEMO_TEST_COMMAND"
 // TestMain runs the tests or, in a process mnemoCommand starts, the mnemo
 // command: main, with the process's arguments, standard streams and exit
 // status, before the testing package has parsed a flag or installed
-// anything, so the process behaves as a built binary does (mnemo handles
-// no signal; SIGKILL kills it). The tests that drive mnemo as a process
-// thus build nothing. The one binary go build makes, for
-// TestVersionOfBuiltBinary, is removed after the tests.
+// anything, so the process behaves as a built binary does (main's
+// handling of SIGINT and SIGTERM included; SIGKILL kills it). The tests
+// that drive mnemo as a process thus build nothing. The one binary go
+// build makes, for TestVersionOfBuiltBinary, is removed after the tests.
 func TestMain(m *testing.M) {
 	if os.Getenv(commandEnv) == "1" {
 		main() // exits
@@ -138,7 +139,7 @@ func TestUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
-		code := run(tt.args, &out, &errOut)
+		code := run(t.Context(), tt.args, &out, &errOut)
 		all := out.String() + errOut.String()
 		if code != tt.code || !strings.Contains(all, tt.out) {
 			t.Errorf("mnemo %v: exit %d, output %q; want exit %d and %q", tt.args, code, all, tt.code, tt.out)
@@ -154,7 +155,7 @@ func TestUsage(t *testing.T) {
 func TestDemo(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "kept")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"demo", "--keep", dir}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"demo", "--keep", dir}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out.String(), errOut.String())
 	}
 	s := out.String()
@@ -177,7 +178,7 @@ func TestDemo(t *testing.T) {
 	before, _ := os.ReadDir(dir)
 	out.Reset()
 	errOut.Reset()
-	if code := run([]string{"demo", "--keep", dir}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "not empty") {
+	if code := run(t.Context(), []string{"demo", "--keep", dir}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "not empty") {
 		t.Fatalf("demo --keep into a used directory: exit %d: %s", code, errOut.String())
 	}
 	if after, _ := os.ReadDir(dir); len(after) != len(before) {
@@ -201,14 +202,14 @@ func TestPanicIsInternalError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			commands["crash"] = func([]string, io.Writer, io.Writer) error { tt.panic(); return nil }
+			commands["crash"] = func(context.Context, []string, io.Writer, io.Writer) error { tt.panic(); return nil }
 			defer delete(commands, "crash")
 			t.Setenv("MNEMO_DEBUG", "")
 			if tt.debug {
 				t.Setenv("MNEMO_DEBUG", "1")
 			}
 			var out, errOut bytes.Buffer
-			code := run([]string{"crash"}, &out, &errOut)
+			code := run(t.Context(), []string{"crash"}, &out, &errOut)
 			msg := errOut.String()
 			if code != 3 || !strings.Contains(msg, tt.want) || !strings.Contains(msg, "please report") {
 				t.Errorf("exit %d, stderr %q; want exit 3, %q and a request to report it", code, msg, tt.want)

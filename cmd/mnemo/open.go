@@ -21,11 +21,17 @@ func isServer(db string) bool {
 // URL, otherwise an engine database directory, for reading only unless
 // write is set. Only create lets it create a database directory; a
 // server's database must exist (its mnemo tables are made on first use).
-func openStore(db string, write, create bool) (mnemo.Store, error) {
+// Connecting to a server honours ctx, and so does opening a directory for
+// reading (see openReadOnly); an open for writing finishes first.
+func openStore(ctx context.Context, db string, write, create bool) (mnemo.Store, error) {
 	if isServer(db) {
-		return postgres.Open(context.Background(), db, nil)
+		return postgres.Open(ctx, db, nil)
 	}
-	return engine.OpenStore(db, &engine.Options{MustExist: !create, ReadOnly: !write})
+	opts := &engine.Options{MustExist: !create, ReadOnly: !write}
+	if write {
+		return engine.OpenStore(db, opts)
+	}
+	return openReadOnly(ctx, func() (mnemo.Store, error) { return engine.OpenStore(db, opts) })
 }
 
 // validate reports whether c would accept r, as the engine's
@@ -39,9 +45,8 @@ func validate(c mnemo.Collection, r mnemo.Record) error {
 }
 
 // serverStats is stats for a server: each collection's records and shape.
-func serverStats(db string, out io.Writer) error {
-	ctx := context.Background()
-	s, err := openStore(db, false, false)
+func serverStats(ctx context.Context, db string, out io.Writer) error {
+	s, err := openStore(ctx, db, false, false)
 	if err != nil {
 		return err
 	}
@@ -68,9 +73,8 @@ func serverStats(db string, out io.Writer) error {
 // serverVerify is verify for a server: every record of every collection
 // reads back and passes the engine's checks, and each collection's count
 // is the number of records read.
-func serverVerify(db string, out io.Writer) error {
-	ctx := context.Background()
-	s, err := openStore(db, false, false)
+func serverVerify(ctx context.Context, db string, out io.Writer) error {
+	s, err := openStore(ctx, db, false, false)
 	if err != nil {
 		return err
 	}

@@ -155,7 +155,7 @@ func TestImportProgress(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "db")
 			args := append([]string{"--db", db, "--collection", "c", "--dim", "2", "--metric", "l2", "--batch", "100"}, tt.args...)
 			var out, errOut bytes.Buffer
-			if err := importCmd(args, strings.NewReader(tt.stdin), &out, &errOut); err != nil {
+			if err := importCmd(t.Context(), args, strings.NewReader(tt.stdin), &out, &errOut); err != nil {
 				t.Fatalf("import: %v; stderr %q", err, errOut.String())
 			}
 			if out.String() != "committed 100\ncommitted 200\ncommitted 250\n" {
@@ -202,7 +202,7 @@ func TestCountProgressLine(t *testing.T) {
 // TestBenchProgress: bench ann --progress reports each build on stderr.
 func TestBenchProgress(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := run([]string{"bench", "ann", "--synthetic", "n=2000,dim=8,queries=10", "--backends", "hnsw,flat", "--ef", "10", "--progress"}, &out, &errOut)
+	code := run(t.Context(), []string{"bench", "ann", "--synthetic", "n=2000,dim=8,queries=10", "--backends", "hnsw,flat", "--ef", "10", "--progress"}, &out, &errOut)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}

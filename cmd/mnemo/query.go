@@ -26,8 +26,10 @@ import (
 // one; a bad line stops the run after the answers before it, unless
 // --skip-bad, which reports it on standard error and goes on. Lines obey
 // the rules of import: one JSON object in valid UTF-8 per line, blank
-// lines skipped.
-func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
+// lines skipped. When ctx is done (a signal, see main), --queries stops
+// before its next line, even while it waits for input, with an
+// interruptedError counting the answers printed.
+func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr io.Writer) error {
 	fs := newFlags("query", out, stderr)
 	dir := dbFlag(fs)
 	name := collectionFlag(fs, true, "the collection `NAME`")
@@ -78,7 +80,7 @@ func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--filter: %w", err)
 	}
-	db, c, err := openCollection(*dir, *name)
+	db, c, err := openCollection(ctx, *dir, *name)
 	if err != nil {
 		return err
 	}
@@ -89,7 +91,7 @@ func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "mnemo query: note: %s\n", qr.note)
 	}
 	if *queries != "" {
-		return qr.answerFile(*queries, stdin, out, stderr, *skipBad)
+		return qr.answerFile(ctx, *queries, stdin, out, stderr, *skipBad)
 	}
 	s := querySpec{text: *text}
 	if *vecJSON != "" {
@@ -100,7 +102,7 @@ func queryCmd(args []string, stdin io.Reader, out, stderr io.Writer) error {
 			return errors.New("--vector: want a JSON array of numbers, got null")
 		}
 	}
-	hits, withVector, err := qr.answer(context.Background(), s)
+	hits, withVector, err := qr.answer(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -234,8 +236,10 @@ type queryLine struct {
 }
 
 // answerFile answers the queries of file ("-": in) and prints one JSON
-// line per query on out.
-func (qr *querier) answerFile(file string, in io.Reader, out, stderr io.Writer, skipBad bool) error {
+// line per query on out. Once ctx is done it stops before the next line,
+// and with ctx's end during a query it stops at that query, not skipping
+// it as bad.
+func (qr *querier) answerFile(ctx context.Context, file string, in io.Reader, out, stderr io.Writer, skipBad bool) error {
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
@@ -246,12 +250,22 @@ func (qr *querier) answerFile(file string, in io.Reader, out, stderr io.Writer, 
 	}
 	w := bufio.NewWriter(out)
 	defer w.Flush()
-	lines := newLineReader(in, maxLine)
+	lines := newLineReader(&ctxReader{ctx: ctx, r: in}, maxLine)
 	answered, bad := 0, 0
+	interrupted := func() error {
+		w.Flush()
+		return &interruptedError{fmt.Sprintf("%d queries answered", answered)}
+	}
 	for {
+		if ctx.Err() != nil {
+			return interrupted()
+		}
 		raw, err := lines.next()
 		if err == io.EOF {
 			break
+		}
+		if err != nil && ctx.Err() != nil {
+			return interrupted()
 		}
 		if err != nil && !errors.Is(err, errLongLine) {
 			return fmt.Errorf("line %d: %v", lines.n, err)
@@ -263,9 +277,12 @@ func (qr *querier) answerFile(file string, in io.Reader, out, stderr io.Writer, 
 		var hits []mnemo.Hit
 		withVector := false
 		if err == nil {
-			id, hits, withVector, err = qr.answerLine(raw)
+			id, hits, withVector, err = qr.answerLine(ctx, raw)
 		} else {
 			err = badQuery(err)
+		}
+		if err != nil && ctx.Err() != nil {
+			return interrupted()
 		}
 		if err != nil {
 			if !skipBad || !isBadQuery(err) {
@@ -293,7 +310,7 @@ func (qr *querier) answerFile(file string, in io.Reader, out, stderr io.Writer, 
 
 // answerLine parses and runs the query of one non-blank line: its id as
 // given, its hits and whether it had a vector.
-func (qr *querier) answerLine(raw []byte) (json.RawMessage, []mnemo.Hit, bool, error) {
+func (qr *querier) answerLine(ctx context.Context, raw []byte) (json.RawMessage, []mnemo.Hit, bool, error) {
 	var ql queryLine
 	if err := decodeLine(raw, &ql); err != nil {
 		return nil, nil, false, badQuery(err)
@@ -315,7 +332,7 @@ func (qr *querier) answerLine(raw []byte) (json.RawMessage, []mnemo.Hit, bool, e
 		}
 		s.filter = f
 	}
-	hits, withVector, err := qr.answer(context.Background(), s)
+	hits, withVector, err := qr.answer(ctx, s)
 	return ql.ID, hits, withVector, err
 }
 

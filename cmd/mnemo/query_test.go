@@ -39,7 +39,7 @@ func importNotes(t *testing.T) string {
 	}
 	dir := filepath.Join(t.TempDir(), "db")
 	var out, errOut bytes.Buffer
-	if code := run([]string{"import", "--db", dir, "--collection", "notes", "--embedder", "hashing", "--file", writeTemp(t, in.String())}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"import", "--db", dir, "--collection", "notes", "--embedder", "hashing", "--file", writeTemp(t, in.String())}, &out, &errOut); code != 0 {
 		t.Fatalf("import: exit %d: %s", code, errOut.String())
 	}
 	return dir
@@ -137,7 +137,7 @@ func TestQueryModes(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append([]string{"query", "--db", dir, "--collection", "notes", "--text", text, "--k", "4"}, tt.flags...)
 			var out, errOut bytes.Buffer
-			if code := run(append(args, "--json"), &out, &errOut); code != 0 || errOut.Len() > 0 {
+			if code := run(t.Context(), append(args, "--json"), &out, &errOut); code != 0 || errOut.Len() > 0 {
 				t.Fatalf("exit %d: %s", code, errOut.String())
 			}
 			if strings.Count(out.String(), "\n") != 1 || strings.Contains(out.String(), `"id":null`) {
@@ -158,7 +158,7 @@ func TestQueryModes(t *testing.T) {
 			}
 			// The plain output lists the same hits: "score  id  content".
 			out.Reset()
-			if code := run(args, &out, &errOut); code != 0 {
+			if code := run(t.Context(), args, &out, &errOut); code != 0 {
 				t.Fatalf("plain: exit %d: %s", code, errOut.String())
 			}
 			var plain strings.Builder
@@ -172,14 +172,14 @@ func TestQueryModes(t *testing.T) {
 	}
 	// Text mode finds only records holding a query word.
 	var out, errOut bytes.Buffer
-	run([]string{"query", "--db", dir, "--collection", "notes", "--text", "trams", "--mode", "text", "--json"}, &out, &errOut)
+	run(t.Context(), []string{"query", "--db", dir, "--collection", "notes", "--text", "trams", "--mode", "text", "--json"}, &out, &errOut)
 	if a := decodeAnswer(t, out.String()); len(a.Hits) != 1 || a.Hits[0].ID != "n7" {
 		t.Errorf("text mode for \"trams\": %+v, want n7 alone", a.Hits)
 	}
 	// A vector and a text: the text adds its side to the vector's.
 	vec, _ := json.Marshal(defaultHashing(t).Vector("Lisbon"))
 	out.Reset()
-	if code := run([]string{"query", "--db", dir, "--collection", "notes", "--vector", string(vec), "--text", "search", "--json"}, &out, &errOut); code != 0 {
+	if code := run(t.Context(), []string{"query", "--db", dir, "--collection", "notes", "--vector", string(vec), "--text", "search", "--json"}, &out, &errOut); code != 0 {
 		t.Fatalf("--vector --text: exit %d: %s", code, errOut.String())
 	}
 	var v []float32
@@ -248,7 +248,7 @@ func TestQueryFile(t *testing.T) {
 	}
 	t.Run("good", func(t *testing.T) {
 		var out, errOut bytes.Buffer
-		code := run([]string{"query", "--db", dir, "--collection", "notes", "--queries", writeTemp(t, strings.Join(good, "\n"))}, &out, &errOut)
+		code := run(t.Context(), []string{"query", "--db", dir, "--collection", "notes", "--queries", writeTemp(t, strings.Join(good, "\n"))}, &out, &errOut)
 		if code != 0 || errOut.Len() > 0 {
 			t.Fatalf("exit %d, stderr %q", code, errOut.String())
 		}
@@ -273,7 +273,7 @@ func TestQueryFile(t *testing.T) {
 			lines := append(append(append([]string{}, good[:3]...), b.line), good[3:]...)
 			file := writeTemp(t, strings.Join(lines, "\n"))
 			var out, errOut bytes.Buffer
-			code := run([]string{"query", "--db", dir, "--collection", "notes", "--queries", file}, &out, &errOut)
+			code := run(t.Context(), []string{"query", "--db", dir, "--collection", "notes", "--queries", file}, &out, &errOut)
 			want := "mnemo query: line 4: " + b.msg
 			if code != 1 || !strings.HasPrefix(errOut.String(), want) || !strings.HasSuffix(errOut.String(), "(2 queries answered before it)\n") {
 				t.Errorf("exit %d, stderr %q; want exit 1 and %q...", code, errOut.String(), want)
@@ -282,7 +282,7 @@ func TestQueryFile(t *testing.T) {
 
 			out.Reset()
 			errOut.Reset()
-			code = run([]string{"query", "--db", dir, "--collection", "notes", "--queries", file, "--skip-bad"}, &out, &errOut)
+			code = run(t.Context(), []string{"query", "--db", dir, "--collection", "notes", "--queries", file, "--skip-bad"}, &out, &errOut)
 			want = "line 4: skipped: " + b.msg
 			if code != 0 || !strings.HasPrefix(errOut.String(), want) || !strings.HasSuffix(errOut.String(), "answered 4 queries, skipped 1 bad lines\n") {
 				t.Errorf("--skip-bad: exit %d, stderr %q; want exit 0 and %q...", code, errOut.String(), want)
@@ -318,7 +318,7 @@ func TestQueryUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
-		code := run(append(append([]string{}, base...), tt.args...), &out, &errOut)
+		code := run(t.Context(), append(append([]string{}, base...), tt.args...), &out, &errOut)
 		if want := "mnemo query: " + tt.want + "\nUsage: mnemo query"; code != 2 || !strings.HasPrefix(errOut.String(), want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errOut.String(), want)
 		}
@@ -340,7 +340,7 @@ func TestQueryErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
-		code := run(append([]string{"query", "--db", dir, "--collection", "notes"}, tt.args...), &out, &errOut)
+		code := run(t.Context(), append([]string{"query", "--db", dir, "--collection", "notes"}, tt.args...), &out, &errOut)
 		if code != 1 || out.Len() > 0 || !strings.HasPrefix(errOut.String(), "mnemo query: ") || !strings.Contains(errOut.String(), tt.want) || strings.Count(errOut.String(), "\n") != 1 {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 1 and one line with %q", tt.args, code, out.String(), errOut.String(), tt.want)
 		}
@@ -352,13 +352,13 @@ func TestQueryErrors(t *testing.T) {
 		return
 	}
 	var out, errOut bytes.Buffer
-	if code := run([]string{"query", "--db", dir, "--collection", "notes", "--text", "?!", "--mode", "vector"}, &out, &errOut); code != 1 ||
+	if code := run(t.Context(), []string{"query", "--db", dir, "--collection", "notes", "--text", "?!", "--mode", "vector"}, &out, &errOut); code != 1 ||
 		errOut.String() != "mnemo query: text \"?!\": the text embeds to the zero vector (nothing in it to embed)\n" {
 		t.Errorf("--text \"?!\" --mode vector: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 	out.Reset()
 	errOut.Reset()
-	if code := run([]string{"query", "--db", dir, "--collection", "notes", "--text", "?!", "--json"}, &out, &errOut); code != 0 || out.String() != "{\"hits\":[]}\n" {
+	if code := run(t.Context(), []string{"query", "--db", dir, "--collection", "notes", "--text", "?!", "--json"}, &out, &errOut); code != 0 || out.String() != "{\"hits\":[]}\n" {
 		t.Errorf("--text \"?!\": exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }

@@ -8,10 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// serverDBs counts the schemas serverDB made, to name each its own.
+var serverDBs atomic.Int64
 
 // serverDB returns a PostgreSQL URL (from MNEMO_PG_DSN) whose mnemo
 // tables live in a schema of their own, dropped when the test ends. The
@@ -31,7 +35,7 @@ func serverDB(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	schema := fmt.Sprintf("mnemo_cli_%d", os.Getpid())
+	schema := fmt.Sprintf("mnemo_cli_%d_%d", os.Getpid(), serverDBs.Add(1))
 	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +70,7 @@ func TestServerDB(t *testing.T) {
 	cmd := func(want int, args ...string) string {
 		t.Helper()
 		var out, errOut bytes.Buffer
-		if code := run(args, &out, &errOut); code != want {
+		if code := run(t.Context(), args, &out, &errOut); code != want {
 			t.Fatalf("mnemo %s: exit %d, want %d: %s%s", strings.Join(args, " "), code, want, out.String(), errOut.String())
 		}
 		return out.String() + errOut.String()

@@ -20,7 +20,7 @@ var usages = []usage{
 	{"demo", "demo [--keep DIR]", "store and recall memories through every adapter",
 		"Store and recall real memories through every adapter, in a temporary database unless --keep names a directory."},
 	{"import", "import --db DIR --collection NAME [(--dim N | --embedder NAME) [--metric M]] [--file FILE] [--batch N] [--skip-bad] [--content-ids] [--progress]", "read JSONL records into a collection",
-		`Read JSONL records ({"id", "vector", "content", "metadata"}, one per line) and commit them in fsynced batches, printing "committed N" on standard output after each: the first N records are then durable. --dim, or --embedder (which sets the dimension), creates the collection (and the database) if it does not exist. A line without a vector is embedded from its content by the collection's embedder, which --embedder records; a collection without one, or with one the command line does not have (an HTTP model), needs a vector on every line. A line without an id gets a new random one, so running an interrupted import again stores its committed records twice: resume after the last "committed N" (skip the first N records), or give such lines --content-ids, which makes the hash of the content their id, and a second run replaces what the first stored.`},
+		`Read JSONL records ({"id", "vector", "content", "metadata"}, one per line) and commit them in fsynced batches, printing "committed N" on standard output after each: the first N records are then durable. --dim, or --embedder (which sets the dimension), creates the collection (and the database) if it does not exist. A line without a vector is embedded from its content by the collection's embedder, which --embedder records; a collection without one, or with one the command line does not have (an HTTP model), needs a vector on every line. A line without an id gets a new random one, so running an interrupted import again stores its committed records twice: resume after the last "committed N" (skip the first N records), or give such lines --content-ids, which makes the hash of the content their id, and a second run replaces what the first stored. Ctrl-C (SIGINT) or SIGTERM stops the import, even while it waits for input, and it says how many records were committed (as the last "committed N" did) and whether the batch in progress may have been written: only if its commit was under way; exit status 130.`},
 	{"export", "export --db DIR --collection NAME [--out FILE]", "write a collection as JSONL",
 		"Write a collection's records as JSONL, in id order."},
 	{"get", "get --db DIR --collection NAME ID...", "print records by id",
@@ -72,7 +72,9 @@ func generalUsage() string {
 	for _, u := range usages {
 		b.WriteString(wrapSynopsis("  mnemo ", u.synopsis))
 	}
-	b.WriteString("\nUsage errors exit with status 2, other failures with 1.\n")
+	b.WriteString("\nUsage errors exit with status 2, other failures with 1. Ctrl-C (SIGINT) or\n")
+	b.WriteString("SIGTERM interrupts a command: it stops, closes the database, says what it had\n")
+	b.WriteString("done and exits with 130; a second signal ends it at once.\n")
 	b.WriteString("Run \"mnemo help COMMAND\" for a command's flags.\n")
 	return b.String()
 }

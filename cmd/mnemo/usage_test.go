@@ -41,7 +41,7 @@ func TestHelp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := run(tt.args, &out, &errOut)
+			code := run(t.Context(), tt.args, &out, &errOut)
 			if code != tt.code || !strings.HasPrefix(out.String(), tt.stdout) || !strings.Contains(errOut.String(), tt.stderr) {
 				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d, stdout starting %q, stderr with %q",
 					code, out.String(), errOut.String(), tt.code, tt.stdout, tt.stderr)
@@ -52,8 +52,8 @@ func TestHelp(t *testing.T) {
 		})
 	}
 	var a, b bytes.Buffer
-	run([]string{"help", "query"}, &a, &a)
-	run([]string{"query", "--help"}, &b, &b)
+	run(t.Context(), []string{"help", "query"}, &a, &a)
+	run(t.Context(), []string{"query", "--help"}, &b, &b)
 	if a.String() != b.String() || !strings.Contains(a.String(), "\nFlags:\n") {
 		t.Errorf("help query and query --help differ or list no flags:\n%s\n---\n%s", a.String(), b.String())
 	}
@@ -70,7 +70,7 @@ var singleDash = regexp.MustCompile(`(^|[\s\[(|'"])-[A-Za-z]`)
 // neither the usage nor the error for an unknown flag.
 func TestUsageMatchesFlags(t *testing.T) {
 	var general bytes.Buffer
-	run([]string{"help"}, &general, &general)
+	run(t.Context(), []string{"help"}, &general, &general)
 	if m := singleDash.FindString(general.String()); m != "" {
 		t.Errorf("mnemo help says %q:\n%s", m, general.String())
 	}
@@ -84,7 +84,7 @@ func TestUsageMatchesFlags(t *testing.T) {
 				t.Fatalf("usage of %q, which is no command", u.name)
 			}
 			var out, errOut bytes.Buffer
-			if code := run(append([]string{"help"}, args...), &out, &errOut); code != 0 {
+			if code := run(t.Context(), append([]string{"help"}, args...), &out, &errOut); code != 0 {
 				t.Fatalf("help: exit %d: %s", code, errOut.String())
 			}
 			helpText := out.String()
@@ -114,7 +114,7 @@ func TestUsageMatchesFlags(t *testing.T) {
 			}
 			out.Reset()
 			errOut.Reset()
-			if code := run(append(args, "--nope"), &out, &errOut); code != 2 ||
+			if code := run(t.Context(), append(args, "--nope"), &out, &errOut); code != 2 ||
 				!strings.HasPrefix(errOut.String(), "mnemo "+u.name+": unknown flag --nope\nUsage: mnemo "+u.name) {
 				t.Errorf("--nope: exit %d, stderr %q", code, errOut.String())
 			}
@@ -207,7 +207,7 @@ func TestFlagErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out, errOut bytes.Buffer
-		code := run(tt.args, &out, &errOut)
+		code := run(t.Context(), tt.args, &out, &errOut)
 		first, _, _ := strings.Cut(errOut.String(), "Usage:")
 		if code != 2 || first != tt.want {
 			t.Errorf("mnemo %q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errOut.String(), tt.want)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"runtime"
@@ -9,7 +10,7 @@ import (
 
 // version prints the module path and version and the VCS revision the
 // binary was built from, as the Go toolchain recorded them.
-func version(args []string, out, stderr io.Writer) error {
+func version(_ context.Context, args []string, out, stderr io.Writer) error {
 	fs := newFlags("version", out, stderr)
 	if err := fs.parse(args); err != nil {
 		return err

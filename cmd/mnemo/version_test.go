@@ -11,7 +11,7 @@ import (
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		var out, errOut bytes.Buffer
-		if code := run(args, &out, &errOut); code != 0 {
+		if code := run(t.Context(), args, &out, &errOut); code != 0 {
 			t.Fatalf("mnemo %v: exit %d: %s", args, code, errOut.String())
 		}
 		s := out.String()
@@ -20,7 +20,7 @@ func TestVersion(t *testing.T) {
 		}
 	}
 	var out, errOut bytes.Buffer
-	if code := run([]string{"version", "extra"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `unexpected argument "extra"`) {
+	if code := run(t.Context(), []string{"version", "extra"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `unexpected argument "extra"`) {
 		t.Errorf("version extra: exit %d, stderr %q", code, errOut.String())
 	}
 }
