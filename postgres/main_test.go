@@ -86,6 +86,22 @@ func createSchema(t testing.TB, dsn string) {
 	s.Close()
 }
 
+// openCollection opens a Store on dsn, closed with the test, and creates
+// the collection name in it.
+func openCollection(t testing.TB, dsn, name string, cfg mnemo.CollectionConfig) (*postgres.Store, mnemo.Collection) {
+	t.Helper()
+	s, err := postgres.Open(context.Background(), dsn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	c, err := s.CreateCollection(context.Background(), name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, c
+}
+
 // connect returns a plain connection to dsn, closed with the test.
 func connect(t testing.TB, dsn string) *pgx.Conn {
 	t.Helper()

@@ -17,15 +17,7 @@ var _ mnemo.Sequencer = (*postgres.Collection)(nil)
 func TestSequenceReadOnly(t *testing.T) {
 	ctx := context.Background()
 	dsn := freshDSN(t)
-	primary, err := postgres.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer primary.Close()
-	pc, err := primary.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pc := openCollection(t, dsn, "notes", mnemo.CollectionConfig{Dimension: 2})
 	seq := pc.(mnemo.Sequencer)
 	if err := seq.Advance(ctx, 7); err != nil {
 		t.Fatal(err)

@@ -67,15 +67,7 @@ func testReadReplica(t *testing.T, replicaDSN func(*testing.T, string) string, s
 	ctx := context.Background()
 	dsn := freshDSN(t)
 	rdsn := replicaDSN(t, dsn)
-	primary, err := postgres.Open(ctx, dsn, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer primary.Close()
-	pc, err := primary.CreateCollection(ctx, "notes", mnemo.CollectionConfig{Dimension: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	primary, pc := openCollection(t, dsn, "notes", mnemo.CollectionConfig{Dimension: 2})
 	if _, err := pc.Upsert(ctx,
 		mnemo.Record{ID: "a", Vector: []float32{1, 0}, Content: "Paul works at Google"},
 		mnemo.Record{ID: "b", Vector: []float32{0, 1}, Content: "Anna lives in Oslo"},
@@ -441,15 +433,7 @@ func BenchmarkReplicaLag(b *testing.B) {
 		b.Fatal(err)
 	}
 	schema, _, _ := strings.Cut(u.Query().Get("search_path"), ",")
-	primary, err := postgres.Open(ctx, dsn, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer primary.Close()
-	pc, err := primary.CreateCollection(ctx, "lag", mnemo.CollectionConfig{Dimension: 2})
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, pc := openCollection(b, dsn, "lag", mnemo.CollectionConfig{Dimension: 2})
 	waitReplay(b)
 	standby, err := postgres.Open(ctx, withSearchPath(b, standbyDSN(b), schema), nil)
 	if err != nil {
