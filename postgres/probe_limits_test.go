@@ -47,3 +47,32 @@ func TestProbeWideFilterText(t *testing.T) {
 		p.compare(t, string(q.Mode), q)
 	}
 }
+
+// TestProbeHugeKAndTerms: K = mnemo.MaxQueryK and a query of 5000 distinct
+// terms, against the engine.
+func TestProbeHugeKAndTerms(t *testing.T) {
+	serverDSN(t)
+	p := newProbePair(t, "huge", mnemo.CollectionConfig{Dimension: 2, Index: mnemo.Flat})
+	var recs []mnemo.Record
+	for i := range 400 {
+		recs = append(recs, mnemo.Record{ID: fmt.Sprintf("r%03d", i), Vector: []float32{1, float32(i % 9)}, Content: fmt.Sprintf("w%d w%d w%d common", i, i%37, i%101),
+			Metadata: map[string]any{"pos": float64(i), "g": float64(i % 4)}})
+	}
+	p.upsert(t, recs...)
+	var ws []string
+	for i := range 5000 {
+		ws = append(ws, fmt.Sprintf("w%d", i))
+	}
+	f, _ := mnemo.ParseFilter(`{"g": 2}`)
+	for _, q := range []mnemo.Query{
+		{Mode: mnemo.ModeText, Text: "common w5", K: mnemo.MaxQueryK},
+		{Mode: mnemo.ModeText, Text: strings.Join(ws, " "), K: 7},
+		{Mode: mnemo.ModeText, Text: strings.Join(ws, " "), K: 1000, Filter: f},
+		{Mode: mnemo.ModeHybrid, Text: strings.Join(ws[:300], " ") + " common", Vector: []float32{1, 1}, K: mnemo.MaxQueryK},
+		{Mode: mnemo.ModeText, Text: "w3 w40 common", K: 3, Spread: &mnemo.Spread{Position: "pos", Weight: 1, Window: 3}},
+	} {
+		start := time.Now()
+		p.compare(t, fmt.Sprintf("%s k %d terms %d", q.Mode, q.K, len(strings.Fields(q.Text))), q)
+		t.Logf("%s k %d: %v", q.Mode, q.K, time.Since(start))
+	}
+}
