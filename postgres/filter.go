@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,21 @@ func (b *sqlBuilder) write(parts ...string) {
 }
 
 func (b *sqlBuilder) String() string { return b.sb.String() }
+
+// maxParams is the most parameters one PostgreSQL statement takes.
+const maxParams = 65535
+
+// checkParams refuses a statement with more parameters than PostgreSQL
+// takes: a filter with tens of thousands of values, which the engine
+// answers, is mnemo.ErrBadFilter wrapping ErrUnsupported here, at once
+// rather than as a failed send.
+func checkParams(args []any) error {
+	if len(args) > maxParams {
+		return fmt.Errorf("%w: %w: the query needs %d parameters (its filter's fields and values among them), PostgreSQL takes at most %d in one statement",
+			mnemo.ErrBadFilter, ErrUnsupported, len(args), maxParams)
+	}
+	return nil
+}
 
 // filterSQL writes the condition that f admits, over the jsonb column
 // col, with the engine's semantics (see mnemo.FilterNode). Every leaf is

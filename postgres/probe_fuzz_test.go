@@ -13,6 +13,9 @@ import (
 // engine.
 func TestProbeTextFuzz(t *testing.T) {
 	serverDSN(t)
+	if raceDetector {
+		t.Skip("hundreds of queries one at a time: minutes under the race detector, which it does not need")
+	}
 	cfg := mnemo.CollectionConfig{Dimension: 3, Index: mnemo.Flat, Text: mnemo.TextConfig{Fields: []string{"title", "tags"}}}
 	p := newProbePair(t, "fuzz", cfg)
 	r := rand.New(rand.NewPCG(11, 12))

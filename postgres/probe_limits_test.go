@@ -2,12 +2,14 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/postgres"
 )
 
 // TestProbeWideFilterText: a filter of 7000 conditions (well inside
@@ -74,5 +76,45 @@ func TestProbeHugeKAndTerms(t *testing.T) {
 		start := time.Now()
 		p.compare(t, fmt.Sprintf("%s k %d terms %d", q.Mode, q.K, len(strings.Fields(q.Text))), q)
 		t.Logf("%s k %d: %v", q.Mode, q.K, time.Since(start))
+	}
+}
+
+// TestFilterPastParameterLimit: a filter with more values than one
+// PostgreSQL statement takes parameters is refused at once, in every
+// mode, as mnemo.ErrBadFilter wrapping postgres.ErrUnsupported, not
+// retried as a failed send and reported as ErrUnavailable.
+func TestFilterPastParameterLimit(t *testing.T) {
+	serverDSN(t)
+	pg := openFresh(t)
+	defer pg.Close()
+	ctx := context.Background()
+	c, err := pg.CreateCollection(ctx, "wide", mnemo.CollectionConfig{Dimension: 2, Index: mnemo.Flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Upsert(ctx, mnemo.Record{ID: "a", Vector: []float32{1, 2}, Content: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	var conds []string
+	for i := range 40000 {
+		conds = append(conds, fmt.Sprintf(`{"f%d": 1}`, i))
+	}
+	f, err := mnemo.ParseFilter(`{"$or": [` + strings.Join(conds, ",") + `]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []mnemo.Query{
+		{Mode: mnemo.ModeVector, Vector: []float32{1, 3}, K: 5, Filter: f},
+		{Mode: mnemo.ModeText, Text: "hello", K: 5, Filter: f},
+		{Mode: mnemo.ModeHybrid, Text: "hello", Vector: []float32{1, 3}, K: 5, Filter: f},
+	} {
+		start := time.Now()
+		_, err := c.Query(ctx, q)
+		if !errors.Is(err, mnemo.ErrBadFilter) || !errors.Is(err, postgres.ErrUnsupported) {
+			t.Errorf("%s query with a filter of 40000 conditions: %v, want ErrBadFilter wrapping ErrUnsupported", q.Mode, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s query took %v to fail: retried?", q.Mode, d)
+		}
 	}
 }

@@ -65,4 +65,3 @@ func TestProbeThetaRounding(t *testing.T) {
 		}
 	}
 }
-

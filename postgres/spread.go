@@ -77,6 +77,9 @@ func (c *Collection) spread(ctx context.Context, q mnemo.Query, hits []mnemo.Hit
 	}
 	b.write(" AND ")
 	filterSQL(&b, "t.metadata", q.Filter)
+	if err := checkParams(b.args); err != nil {
+		return nil, err
+	}
 	var rows []mnemo.Hit
 	err := c.s.do(ctx, func(ctx context.Context) error {
 		r, err := c.s.reader().Query(ctx, b.String(), b.args...)

@@ -296,6 +296,12 @@ func (c *Collection) textSQL(q mnemo.Query, qv *pgvector.Vector, k int) (string,
 	contrib := func(w, x string) string {
 		return w + " * " + x + ".tf::float8 / (" + x + ".tf::float8 + nm.k1a + nm.k1b * " + x + ".len::float8)"
 	}
+	// admits is the filter's condition, its values bound once and named
+	// wherever the statement filters.
+	fb := sqlBuilder{args: b.args}
+	filterSQL(&fb, "t.metadata", q.Filter)
+	admits := fb.String()
+	b.args = fb.args
 	// kth writes the k-th best score of the rows of cte (id, score) that
 	// the filter admits, or 0 when fewer are.
 	kp := b.arg(int64(k))
@@ -303,7 +309,7 @@ func (c *Collection) textSQL(q mnemo.Query, qv *pgvector.Vector, k int) (string,
 		b.write(`coalesce((SELECT x.score FROM `, cte, ` x`)
 		if !q.Filter.IsEmpty() {
 			b.write(` JOIN `, c.table, ` t ON t.id = x.id WHERE `)
-			filterSQL(&b, "t.metadata", q.Filter)
+			b.write(admits)
 		}
 		b.write(` ORDER BY x.score DESC OFFSET `, kp, ` - 1 LIMIT 1), 0)`)
 	}
@@ -339,7 +345,7 @@ sfull AS MATERIALIZED (
 	FROM (SELECT x.* FROM seed x`)
 	if !q.Filter.IsEmpty() {
 		b.write(` JOIN `, c.table, ` t ON t.id = x.id WHERE `)
-		filterSQL(&b, "t.metadata", q.Filter)
+		b.write(admits)
 	}
 	b.write(` ORDER BY x.score DESC LIMIT `, b.arg(int64(preScored*k)), `) x, nm),
 th AS MATERIALIZED (SELECT `)
@@ -363,7 +369,7 @@ pre AS MATERIALIZED (
 	FROM (SELECT x.* FROM part x`)
 	if !q.Filter.IsEmpty() {
 		b.write(` JOIN `, c.table, ` t ON t.id = x.id WHERE `)
-		filterSQL(&b, "t.metadata", q.Filter)
+		b.write(admits)
 	}
 	b.write(` ORDER BY x.score DESC LIMIT `, b.arg(int64(preScored*k)), `) x, nm),
 th2 AS MATERIALIZED (SELECT greatest(th.theta, `)
@@ -372,12 +378,12 @@ th2 AS MATERIALIZED (SELECT greatest(th.theta, `)
 cand AS (
 	SELECT x.id, x.score + `, lookup, ` AS score
 	FROM part x, rest, th2, nm
-	WHERE x.score + rest.bound * `, boundSlack, ` >= th2.theta),
+	WHERE (x.score + rest.bound) * `, boundSlack, ` >= th2.theta),
 top AS (
 	SELECT x.id, x.score FROM cand x`)
 	if !q.Filter.IsEmpty() {
 		b.write(` JOIN `, c.table, ` t ON t.id = x.id WHERE `)
-		filterSQL(&b, "t.metadata", q.Filter)
+		b.write(admits)
 	}
 	dist := ""
 	if qv != nil {
