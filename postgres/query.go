@@ -34,8 +34,9 @@ const efKey = "mnemo.ef_search"
 // query ranks the records holding a query term by BM25 over the
 // collection's postings and statistics, pruned as the engine prunes (see
 // textSQL). A hybrid query runs both sides for mnemo.FusionDepth
-// candidates in one round trip. hnsw.ef_search is set in the same round
-// trip, only when the connection's differs.
+// candidates each, the two sides at once on two connections.
+// hnsw.ef_search is set in the vector side's round trip, only when the
+// connection's differs.
 func (c *Collection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return nil, err
@@ -114,39 +115,83 @@ func merge(vec, txt []mnemo.Hit) []mnemo.Hit {
 }
 
 // sides runs the vector side (mode vector or hybrid) and the text side
-// (mode text or hybrid) of q for k candidates each, in one round trip
-// (two when the vector side's k-th place is a tie; see settleTies).
+// (mode text or hybrid) of q for k candidates each. A hybrid query runs
+// them at once, on two connections (the server runs a connection's
+// statements one after the other): each is one round trip, the vector
+// side two when its k-th place is a tie (see settleTies).
 func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, k int, exact bool) (vec, txt []mnemo.Hit, err error) {
-	conn, err := c.s.reader().Acquire(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer conn.Release()
-	var b pgx.Batch
-	ef := q.Ef
-	if ef == 0 {
-		ef = c.cfg.EfSearch
-	}
-	ef = min(max(ef, k+1, 1), maxEfSearch)
-	// hnsw.ef_search is a setting of the connection: set only when it
-	// changes, in the query's round trip.
-	setEf := mode != mnemo.ModeText && conn.Conn().PgConn().CustomData()[efKey] != ef
-	if setEf {
-		b.Queue(`SELECT set_config('hnsw.ef_search', $1, false)`, strconv.Itoa(ef))
-	}
 	var qv *pgvector.Vector
 	if q.Vector != nil {
 		v := pgvector.NewVector(q.Vector)
 		qv = &v
 	}
-	if mode != mnemo.ModeText {
-		sql, args := c.vectorSQL(q, qv, k, exact)
-		b.Queue(sql, args...)
+	switch mode {
+	case mnemo.ModeVector:
+		vec, err = c.vectorSide(ctx, q, qv, k, exact)
+	case mnemo.ModeText:
+		txt, err = c.textSide(ctx, q, qv, k)
+	default:
+		var terr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			txt, terr = c.textSide(ctx, q, qv, k)
+		}()
+		vec, err = c.vectorSide(ctx, q, qv, k, exact)
+		<-done
+		err = cmp.Or(err, terr)
 	}
-	if mode != mnemo.ModeVector {
-		sql, args := c.textSQL(q, qv, k)
-		b.Queue(sql, args...)
+	if err != nil {
+		return nil, nil, err
 	}
+	return vec, txt, nil
+}
+
+// textSide runs the text side of q for k candidates (see textSQL), ranked
+// from 1.
+func (c *Collection) textSide(ctx context.Context, q mnemo.Query, qv *pgvector.Vector, k int) ([]mnemo.Hit, error) {
+	sql, args := c.textSQL(q, qv, k)
+	if err := checkParams(args); err != nil {
+		return nil, err
+	}
+	rows, err := c.s.reader().Query(ctx, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	txt, err := c.collectRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	for i := range txt {
+		txt[i].TextRank, txt[i].TextScore = i+1, txt[i].Score
+	}
+	return txt, nil
+}
+
+// vectorSide runs the vector side of q for k candidates (see vectorSQL
+// and settleTies), setting hnsw.ef_search in the same round trip when
+// the connection's differs.
+func (c *Collection) vectorSide(ctx context.Context, q mnemo.Query, qv *pgvector.Vector, k int, exact bool) ([]mnemo.Hit, error) {
+	sql, args := c.vectorSQL(q, qv, k, exact)
+	if err := checkParams(args); err != nil {
+		return nil, err
+	}
+	conn, err := c.s.reader().Acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Release()
+	ef := q.Ef
+	if ef == 0 {
+		ef = c.cfg.EfSearch
+	}
+	ef = min(max(ef, k+1, 1), maxEfSearch)
+	var b pgx.Batch
+	setEf := conn.Conn().PgConn().CustomData()[efKey] != ef
+	if setEf {
+		b.Queue(`SELECT set_config('hnsw.ef_search', $1, false)`, strconv.Itoa(ef))
+	}
+	b.Queue(sql, args...)
 	br := conn.SendBatch(ctx, &b)
 	defer br.Close()
 	if setEf {
@@ -154,34 +199,20 @@ func (c *Collection) sides(ctx context.Context, q mnemo.Query, mode mnemo.Mode, 
 		// the whole of it commits.
 		delete(conn.Conn().PgConn().CustomData(), efKey)
 		if _, err := br.Exec(); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	if mode != mnemo.ModeText {
-		if vec, err = c.collectHits(br); err != nil {
-			return nil, nil, err
-		}
-	}
-	if mode != mnemo.ModeVector {
-		if txt, err = c.collectHits(br); err != nil {
-			return nil, nil, err
-		}
-		for i := range txt {
-			txt[i].TextRank, txt[i].TextScore = i+1, txt[i].Score
-		}
+	vec, err := c.collectHits(br)
+	if err != nil {
+		return nil, err
 	}
 	if err := br.Close(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if setEf {
 		conn.Conn().PgConn().CustomData()[efKey] = ef
 	}
-	if mode != mnemo.ModeText {
-		if vec, err = c.settleTies(ctx, conn, q, qv, vec, k); err != nil {
-			return nil, nil, err
-		}
-	}
-	return vec, txt, nil
+	return c.settleTies(ctx, conn, q, qv, vec, k)
 }
 
 // settleTies makes the vector side's candidates the k nearest, records
@@ -273,6 +304,9 @@ func (c *Collection) tied(ctx context.Context, conn *pgxpool.Conn, q mnemo.Query
 	b.write("SELECT ", c.columns(q, dist), ", NULL::float8 FROM ", c.table, " t WHERE ", c.distance32(dist), " = ", b.arg(d), "::float4 AND ")
 	filterSQL(&b, "t.metadata", q.Filter)
 	b.write(" ORDER BY t.id LIMIT ", b.arg(int64(n)))
+	if err := checkParams(b.args); err != nil {
+		return nil, err
+	}
 	rows, err := conn.Query(ctx, b.String(), b.args...)
 	if err != nil {
 		return nil, err
