@@ -15,11 +15,11 @@ import (
 )
 
 // Collection is one collection of a Store: a table of records with an
-// HNSW index over their vectors and a GIN index over their terms. It
+// HNSW index over their vectors, beside its full-text index (text.go). It
 // implements mnemo.Collection and mnemo.Sequencer (positions.go) and is
-// safe for concurrent use by multiple goroutines. It stays valid until the Store is closed or the collection
-// dropped (by any process): then its calls fail with mnemo.ErrClosed or
-// mnemo.ErrCollectionNotFound.
+// safe for concurrent use by multiple goroutines. It stays valid until
+// the Store is closed or the collection dropped (by any process): then
+// its calls fail with mnemo.ErrClosed or mnemo.ErrCollectionNotFound.
 type Collection struct {
 	s     *Store
 	name  string
