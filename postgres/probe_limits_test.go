@@ -26,19 +26,7 @@ func TestProbeWideFilterText(t *testing.T) {
 			Metadata: map[string]any{fmt.Sprintf("f%d", i): 1.0}})
 	}
 	p.upsert(t, recs...)
-	var conds []string
-	for i := range 7000 {
-		conds = append(conds, fmt.Sprintf(`{"f%d": 1}`, i))
-	}
-	f, err := mnemo.ParseFilter(`{"$or": [` + strings.Join(conds, ",") + `]}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []mnemo.Query{
-		{Mode: mnemo.ModeVector, Vector: []float32{1, 3}, K: 5, Filter: f},
-		{Mode: mnemo.ModeText, Text: "hello w3", K: 5, Filter: f},
-		{Mode: mnemo.ModeHybrid, Text: "hello w3", Vector: []float32{1, 3}, K: 5, Filter: f},
-	} {
+	for _, q := range wideFilterQueries(t, 7000, "hello w3") {
 		start := time.Now()
 		got, err := p.pg.Query(context.Background(), q)
 		t.Logf("%s: %d hits, %v, in %v", q.Mode, len(got), err, time.Since(start))
@@ -95,19 +83,7 @@ func TestFilterPastParameterLimit(t *testing.T) {
 	if _, err := c.Upsert(ctx, mnemo.Record{ID: "a", Vector: []float32{1, 2}, Content: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	var conds []string
-	for i := range 40000 {
-		conds = append(conds, fmt.Sprintf(`{"f%d": 1}`, i))
-	}
-	f, err := mnemo.ParseFilter(`{"$or": [` + strings.Join(conds, ",") + `]}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []mnemo.Query{
-		{Mode: mnemo.ModeVector, Vector: []float32{1, 3}, K: 5, Filter: f},
-		{Mode: mnemo.ModeText, Text: "hello", K: 5, Filter: f},
-		{Mode: mnemo.ModeHybrid, Text: "hello", Vector: []float32{1, 3}, K: 5, Filter: f},
-	} {
+	for _, q := range wideFilterQueries(t, 40000, "hello") {
 		start := time.Now()
 		_, err := c.Query(ctx, q)
 		if !errors.Is(err, mnemo.ErrBadFilter) || !errors.Is(err, postgres.ErrUnsupported) {
@@ -116,5 +92,24 @@ func TestFilterPastParameterLimit(t *testing.T) {
 		if d := time.Since(start); d > 2*time.Second {
 			t.Errorf("%s query took %v to fail: retried?", q.Mode, d)
 		}
+	}
+}
+
+// wideFilterQueries returns a vector, a text and a hybrid query (k 5, the
+// text given) filtered by {"$or": [{"f0": 1}, ... {"f<n-1>": 1}]}.
+func wideFilterQueries(t *testing.T, n int, text string) []mnemo.Query {
+	t.Helper()
+	conds := make([]string, n)
+	for i := range conds {
+		conds[i] = fmt.Sprintf(`{"f%d": 1}`, i)
+	}
+	f, err := mnemo.ParseFilter(`{"$or": [` + strings.Join(conds, ",") + `]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []mnemo.Query{
+		{Mode: mnemo.ModeVector, Vector: []float32{1, 3}, K: 5, Filter: f},
+		{Mode: mnemo.ModeText, Text: text, K: 5, Filter: f},
+		{Mode: mnemo.ModeHybrid, Text: text, Vector: []float32{1, 3}, K: 5, Filter: f},
 	}
 }
