@@ -316,8 +316,14 @@ func (c *Collection) textSQL(q mnemo.Query, qv *pgvector.Vector, k int) (string,
 	}
 	// lookup is what the non-essential terms add to the score of
 	// candidate x: one index probe per term.
-	lookup := `coalesce((SELECT sum(` + contrib("ne.wt", "p") + `)
-		FROM ne CROSS JOIN LATERAL (SELECT p.tf, p.len FROM ` + post + ` p WHERE p.term = ne.term AND p.id = x.id LIMIT 1) p), 0)`
+	lookupWhere := func(cond string) string {
+		return `coalesce((SELECT sum(` + contrib("ne.wt", "p") + `)
+		FROM ne CROSS JOIN LATERAL (SELECT p.tf, p.len FROM ` + post + ` p WHERE p.term = ne.term AND p.id = x.id LIMIT 1) p` + cond + `), 0)`
+	}
+	lookup := lookupWhere("")
+	// The strongest non-essential term first, the others only for the
+	// candidates it leaves able to reach theta.
+	lookup1, lookup2 := lookupWhere(" WHERE ne.r = 1"), lookupWhere(" WHERE ne.r > 1")
 	b.write(`WITH st AS MATERIALIZED (
 	SELECT coalesce(sum(n), 0)::float8 AS n, coalesce(sum(total), 0)::float8 AS total FROM `, statsTable(c.id), `),
 nm AS MATERIALIZED (
@@ -355,15 +361,19 @@ th AS MATERIALIZED (SELECT `)
 ess AS MATERIALIZED (
 	SELECT b.term, b.wt, b.seed FROM b, th WHERE b.seed OR b.upto * `, boundSlack, ` >= th.theta),
 ne AS MATERIALIZED (
-	SELECT b.term, b.wt, b.bound FROM b, th WHERE NOT b.seed AND b.upto * `, boundSlack, ` < th.theta),
+	SELECT b.term, b.wt, b.bound, row_number() OVER (ORDER BY b.bound DESC, b.term) AS r
+	FROM b, th WHERE NOT b.seed AND b.upto * `, boundSlack, ` < th.theta),
 rest AS MATERIALIZED (
-	SELECT coalesce(sum(ne.bound), 0) AS bound FROM ne),
+	SELECT coalesce(sum(ne.bound), 0) AS bound, coalesce(sum(ne.bound) FILTER (WHERE ne.r > 1), 0) AS bound2 FROM ne),
 part AS MATERIALIZED (
+	SELECT s.id, s.score FROM seed s WHERE NOT EXISTS (SELECT FROM ess WHERE NOT ess.seed)
+	UNION ALL
 	SELECT x.id, sum(x.score) AS score FROM (
 		SELECT s.id, s.score FROM seed s
 		UNION ALL
 		SELECT p.id, `, contrib("e.wt", "p"), `
 		FROM ess e CROSS JOIN nm JOIN `, post, ` p ON p.term = e.term WHERE NOT e.seed) AS x
+	WHERE EXISTS (SELECT FROM ess WHERE NOT ess.seed)
 	GROUP BY x.id),
 pre AS MATERIALIZED (
 	SELECT x.id, x.score + `, lookup, ` AS score
@@ -376,10 +386,14 @@ pre AS MATERIALIZED (
 th2 AS MATERIALIZED (SELECT greatest(th.theta, `)
 	kth("pre")
 	b.write(`) AS theta FROM th),
-cand AS (
-	SELECT x.id, x.score + `, lookup, ` AS score
+c1 AS MATERIALIZED (
+	SELECT x.id, x.score + `, lookup1, ` AS score
 	FROM part x, rest, th2, nm
 	WHERE (x.score + rest.bound) * `, boundSlack, ` >= th2.theta),
+cand AS (
+	SELECT x.id, x.score + `, lookup2, ` AS score
+	FROM c1 x, rest, th2, nm
+	WHERE (x.score + rest.bound2) * `, boundSlack, ` >= th2.theta),
 top AS (
 	SELECT x.id, x.score FROM cand x`)
 	if !q.Filter.IsEmpty() {
