@@ -279,10 +279,11 @@ func queryTerms(text string) ([]string, []float64) {
 // terms, are not read. The essential terms' lists give the candidates and
 // their partial scores (the seeds' reused); the preScored*k best are
 // scored in full, which raises theta; then every candidate whose partial
-// score plus the non-essential bounds reaches theta looks the
-// non-essential terms up by (term, id), one index probe each. Every
-// comparison with theta allows for the rounding of sums taken in another
-// order (boundSlack). The result is exact.
+// score plus the non-essential bounds reaches theta looks the strongest
+// non-essential term up by (term, id), one index probe, and those that
+// can still reach theta then look up the others. Every comparison with
+// theta allows for the rounding of sums taken in another order
+// (boundSlack). The result is exact.
 func (c *Collection) textSQL(q mnemo.Query, qv *pgvector.Vector, k int) (string, []any) {
 	terms, qtf := queryTerms(q.Text)
 	p := *c.cfg.Text.BM25
