@@ -96,7 +96,7 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 			if err != nil {
 				return err
 			}
-			tc := textChange{df: map[string]*termDelta{}}
+			tc := newTextChange()
 			var b pgx.Batch
 			for _, r := range rows {
 				b.Queue(sql, r.id, r.vec, r.text, r.meta, r.terms, r.freqs, r.length)
@@ -216,7 +216,7 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 				return err
 			}
 			n = len(old)
-			tc := textChange{df: map[string]*termDelta{}}
+			tc := newTextChange()
 			for id, o := range old {
 				tc.drop(id, o)
 			}

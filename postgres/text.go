@@ -137,6 +137,11 @@ func (tc *textChange) remove(old oldText) {
 	}
 }
 
+// newTextChange returns a change that changes nothing yet.
+func newTextChange() *textChange {
+	return &textChange{df: map[string]*termDelta{}}
+}
+
 // term returns the change of term, new ones zero.
 func (tc *textChange) term(term string) *termDelta {
 	d, ok := tc.df[term]
@@ -298,21 +303,22 @@ func (c *Collection) textSQL(q mnemo.Query, qv *pgvector.Vector, k int) (string,
 	contrib := func(w, x string) string {
 		return w + " * " + x + ".tf::float8 / (" + x + ".tf::float8 + nm.k1a + nm.k1b * " + x + ".len::float8)"
 	}
-	// admits is the filter's condition, its values bound once and named
-	// wherever the statement filters.
-	fb := sqlBuilder{args: b.args}
-	filterSQL(&fb, "t.metadata", q.Filter)
-	admits := fb.String()
-	b.args = fb.args
+	// admitted keeps the rows x (id, score) that the filter admits: a join
+	// with the records and the filter's condition, its values bound once
+	// and named wherever the statement filters; nothing without a filter.
+	admitted := ""
+	if !q.Filter.IsEmpty() {
+		fb := sqlBuilder{args: b.args}
+		filterSQL(&fb, "t.metadata", q.Filter)
+		admitted = ` JOIN ` + c.table + ` t ON t.id = x.id WHERE ` + fb.String()
+		b.args = fb.args
+	}
 	// kth writes the k-th best score of the rows of cte (id, score) that
 	// the filter admits, or 0 when fewer are.
 	kp := b.arg(int64(k))
 	kth := func(cte string) {
 		b.write(`coalesce((SELECT x.score FROM `, cte, ` x`)
-		if !q.Filter.IsEmpty() {
-			b.write(` JOIN `, c.table, ` t ON t.id = x.id WHERE `)
-			b.write(admits)
-		}
+		b.write(admitted)
 		b.write(` ORDER BY x.score DESC OFFSET `, kp, ` - 1 LIMIT 1), 0)`)
 	}
 	// lookup is what the non-essential terms add to the score of
@@ -351,10 +357,7 @@ sfull AS MATERIALIZED (
 		FROM b CROSS JOIN LATERAL (SELECT p.tf, p.len FROM `, post, ` p WHERE p.term = b.term AND p.id = x.id LIMIT 1) p
 		WHERE NOT b.seed), 0) AS score
 	FROM (SELECT x.* FROM seed x`)
-	if !q.Filter.IsEmpty() {
-		b.write(` JOIN `, c.table, ` t ON t.id = x.id WHERE `)
-		b.write(admits)
-	}
+	b.write(admitted)
 	b.write(` ORDER BY x.score DESC LIMIT `, b.arg(int64(preScored*k)), `) x, nm),
 th AS MATERIALIZED (SELECT `)
 	kth("sfull")
@@ -379,10 +382,7 @@ part AS MATERIALIZED (
 pre AS MATERIALIZED (
 	SELECT x.id, x.score + `, lookup, ` AS score
 	FROM (SELECT x.* FROM part x`)
-	if !q.Filter.IsEmpty() {
-		b.write(` JOIN `, c.table, ` t ON t.id = x.id WHERE `)
-		b.write(admits)
-	}
+	b.write(admitted)
 	b.write(` ORDER BY x.score DESC LIMIT `, b.arg(int64(preScored*k)), `) x, nm),
 th2 AS MATERIALIZED (SELECT greatest(th.theta, `)
 	kth("pre")
@@ -397,10 +397,7 @@ cand AS (
 	WHERE (x.score + rest.bound2) * `, boundSlack, ` >= th2.theta),
 top AS (
 	SELECT x.id, x.score FROM cand x`)
-	if !q.Filter.IsEmpty() {
-		b.write(` JOIN `, c.table, ` t ON t.id = x.id WHERE `)
-		b.write(admits)
-	}
+	b.write(admitted)
 	dist := ""
 	if qv != nil {
 		dist = c.distanceSQL(b.arg(qv))
