@@ -102,6 +102,24 @@ func openCollection(t testing.TB, dsn, name string, cfg mnemo.CollectionConfig) 
 	return s, c
 }
 
+// setupSchema prepares dsn's schema for a test of Open: with setup nil
+// it leaves it empty, otherwise it creates mnemo's schema there and runs
+// the setup statements. It returns a plain connection to dsn, closed with
+// the test.
+func setupSchema(t testing.TB, dsn string, setup []string) *pgx.Conn {
+	t.Helper()
+	if setup != nil {
+		createSchema(t, dsn)
+	}
+	conn := connect(t, dsn)
+	for _, stmt := range setup {
+		if _, err := conn.Exec(context.Background(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
+	return conn
+}
+
 // connect returns a plain connection to dsn, closed with the test.
 func connect(t testing.TB, dsn string) *pgx.Conn {
 	t.Helper()

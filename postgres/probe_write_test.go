@@ -43,8 +43,7 @@ func TestProbeConcurrentTwoStores(t *testing.T) {
 	dsn := freshDSN(t)
 	var cols []mnemo.Collection
 	for range 2 {
-		s, c := openCollection(t, dsn, "odd", mnemo.CollectionConfig{Dimension: 2, Index: mnemo.HNSW})
-		_ = s
+		_, c := openCollection(t, dsn, "odd", mnemo.CollectionConfig{Dimension: 2, Index: mnemo.HNSW})
 		cols = append(cols, c)
 	}
 	var wg sync.WaitGroup

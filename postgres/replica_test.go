@@ -170,15 +170,7 @@ func TestReadOnlyOpen(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(r.name+"/"+tt.name, func(t *testing.T) {
 				dsn := freshDSN(t)
-				if tt.setup != nil {
-					createSchema(t, dsn)
-				}
-				conn := connect(t, dsn)
-				for _, stmt := range tt.setup {
-					if _, err := conn.Exec(ctx, stmt); err != nil {
-						t.Fatalf("%s: %v", stmt, err)
-					}
-				}
+				conn := setupSchema(t, dsn, tt.setup)
 				rdsn := r.dsn(t, dsn)
 				r.sync(t)
 				s, err := postgres.Open(ctx, rdsn, nil)
@@ -317,15 +309,7 @@ func TestReadDSNSchema(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dsn, rdsn := freshDSN(t), freshDSN(t)
-			if tt.setup != nil {
-				createSchema(t, rdsn)
-			}
-			conn := connect(t, rdsn)
-			for _, stmt := range tt.setup {
-				if _, err := conn.Exec(ctx, stmt); err != nil {
-					t.Fatalf("%s: %v", stmt, err)
-				}
-			}
+			conn := setupSchema(t, rdsn, tt.setup)
 			s, err := postgres.Open(ctx, dsn, &postgres.Options{ReadDSN: rdsn, RetryTimeout: 100 * time.Millisecond})
 			switch {
 			case tt.want == nil && err != nil:

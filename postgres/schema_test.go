@@ -82,15 +82,7 @@ func TestSchemaCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dsn := freshDSN(t)
-			conn := connect(t, dsn)
-			if tt.setup != nil {
-				createSchema(t, dsn)
-				for _, stmt := range tt.setup {
-					if _, err := conn.Exec(ctx, stmt); err != nil {
-						t.Fatalf("%s: %v", stmt, err)
-					}
-				}
-			}
+			conn := setupSchema(t, dsn, tt.setup)
 			s, err := openSchema(ctx, dsn)
 			switch {
 			case tt.want == nil && err != nil:
