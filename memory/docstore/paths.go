@@ -7,19 +7,12 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/mnemodb/mnemo/memory/internal/docpath"
 )
 
-// folders returns the folders above a logical path, outermost first:
-// "/a/b/c.md" -> "/a", "/a/b".
-func folders(logical string) []string {
-	var out []string
-	for i := 1; i < len(logical); i++ {
-		if logical[i] == '/' {
-			out = append(out, logical[:i])
-		}
-	}
-	return out
-}
+// folders returns the folders above a logical path, outermost first.
+func folders(logical string) []string { return docpath.Folders(logical) }
 
 func folderErr(logical string) error {
 	return fmt.Errorf("%w: %s is a folder (documents are under it), not a document", ErrPathConflict, logical)

@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/docpath"
 	"github.com/mnemodb/mnemo/memory/store"
 )
 
@@ -148,44 +149,9 @@ func (d *Store) Close() error {
 }
 
 // cleanPath validates a logical path and returns it in canonical form
-// ("/a/b.md") and relative to the root ("a/b.md").
-func cleanPath(p string) (logical, rel string, err error) {
-	bad := func(why string) (string, string, error) {
-		return "", "", fmt.Errorf("%w: %q: %s", ErrBadPath, p, why)
-	}
-	lower := strings.ToLower(p)
-	switch {
-	case strings.TrimSpace(p) == "" || strings.Trim(p, "/") == "":
-		return bad("empty")
-	case strings.HasSuffix(p, "/"):
-		return bad("ends with a slash, which names a folder, not a document")
-	case len(p) > 1024:
-		return bad("longer than 1024 bytes")
-	case !utf8.ValidString(p):
-		return bad("not valid UTF-8")
-	case strings.ContainsAny(p, "\\"):
-		return bad("backslashes are not allowed")
-	case strings.ContainsFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return bad("control characters are not allowed")
-	case strings.Contains(lower, "%2e") || strings.Contains(lower, "%2f") || strings.Contains(lower, "%5c"):
-		return bad("percent-encoded dots and slashes are not allowed")
-	case len(p) >= 2 && p[1] == ':':
-		return bad("drive letters are not allowed")
-	case strings.HasPrefix(p, "//"):
-		return bad("network paths are not allowed")
-	}
-	for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
-		switch {
-		case seg == "..":
-			return bad(`".." is not allowed`)
-		case seg == "" || seg == ".":
-		case strings.HasPrefix(seg, "."):
-			return bad("names starting with a dot are reserved")
-		}
-	}
-	rel = path.Clean(strings.Trim(p, "/"))
-	return "/" + rel, rel, nil
-}
+// ("/a/b.md") and relative to the root ("a/b.md"); see Paths in the
+// package doc.
+func cleanPath(p string) (logical, rel string, err error) { return docpath.Clean(p, ErrBadPath) }
 
 func (d *Store) checkContent(content string) error {
 	if !utf8.ValidString(content) {
