@@ -35,6 +35,9 @@ var (
 	// recall index failed); Context then returns the window without the
 	// recalled rounds, which is usable as it is, with the error.
 	ErrRecall = errors.New("window: recall failed")
+	// ErrNoSession reports a session that ReadStored or SearchStored
+	// cannot find: no stored window made it in the database.
+	ErrNoSession = errors.New("window: no such stored session")
 	// ErrClosed reports a call on a window after its Close.
 	ErrClosed = errors.New("window: closed")
 )

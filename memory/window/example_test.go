@@ -112,3 +112,30 @@ func Example_toolCalls() {
 	// true
 	// <nil>
 }
+
+// ExampleSearchStored searches a stored session by its words while the
+// window that records it has it open, as another process could (an MCP
+// server on the same PostgreSQL database, say).
+func ExampleSearchStored() {
+	ctx := context.Background()
+	db, _ := engine.Open("", &engine.Options{InMemory: true})
+	defer db.Close()
+	w, _ := window.NewStored(ctx, db.Store(), "support", 200, nil)
+	defer w.Close()
+	w.Record(ctx, window.Message{Role: window.User, Content: "My order 1182 arrived damaged."})
+	w.Record(ctx, window.Message{Role: window.Assistant, Content: "Sorry! A replacement for order 1182 ships today."})
+	w.Record(ctx, window.Message{Role: window.User, Content: "Thanks. Also, can I change my email?"})
+
+	sessions, _ := window.Sessions(ctx, db.Store())
+	fmt.Println(sessions)
+	found, _ := window.SearchStored(ctx, db.Store(), "support", "replacement order", 1)
+	for _, f := range found {
+		fmt.Printf("#%d %s: %s\n", f.Index, f.Message.Role, f.Message.Content)
+	}
+	msgs, total, _ := window.ReadStored(ctx, db.Store(), "support", 2, 10)
+	fmt.Println(total, msgs[0].Message.Content)
+	// Output:
+	// [support]
+	// #1 assistant: Sorry! A replacement for order 1182 ships today.
+	// 3 Thanks. Also, can I change my email?
+}

@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
@@ -83,8 +81,8 @@ func NewStored(ctx context.Context, db mnemo.Store, session string, budget int, 
 	if db == nil {
 		return nil, fmt.Errorf("%w: nil database", ErrInvalid)
 	}
-	if session == "" || !utf8.ValidString(session) || len(session) > maxSession || strings.ContainsFunc(session, unicode.IsControl) {
-		return nil, fmt.Errorf("%w: session name %q: want 1 to %d bytes of UTF-8 without control characters", ErrInvalid, session, maxSession)
+	if err := checkSession(session); err != nil {
+		return nil, err
 	}
 	w, err := New(budget, opts)
 	if err != nil {
@@ -361,17 +359,10 @@ func (w *Window) load(ctx context.Context) error {
 			if r.ID == trimID || limit >= 0 && len(w.msgs) >= limit {
 				continue
 			}
-			m := Message{Content: r.Content}
-			role, _ := r.Metadata["role"].(string)
-			m.Role = Role(role)
-			m.Reasoning, _ = r.Metadata["reasoning"].(string)
-			m.ToolCallID, _ = r.Metadata["tool_call_id"].(string)
-			if calls, _ := r.Metadata["tool_calls"].(string); calls != "" && calls != "null" {
-				if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
-					return fmt.Errorf("window: stored message %s: %v", r.ID, err)
-				}
+			m, err := decodeMessage(r)
+			if err != nil {
+				return err
 			}
-			m.Protected, _ = r.Metadata["protected"].(bool)
 			if w.calls.add(m) {
 				w.separated = true
 			}
@@ -387,6 +378,23 @@ func (w *Window) load(ctx context.Context) error {
 		w.trim(ctx, limit) // what fails is finished before the next message is stored
 	}
 	return nil
+}
+
+// decodeMessage returns the message a record of a session's messages
+// collection holds (see messageRecord).
+func decodeMessage(r mnemo.Record) (Message, error) {
+	m := Message{Content: r.Content}
+	role, _ := r.Metadata["role"].(string)
+	m.Role = Role(role)
+	m.Reasoning, _ = r.Metadata["reasoning"].(string)
+	m.ToolCallID, _ = r.Metadata["tool_call_id"].(string)
+	if calls, _ := r.Metadata["tool_calls"].(string); calls != "" && calls != "null" {
+		if err := json.Unmarshal([]byte(calls), &m.ToolCalls); err != nil {
+			return Message{}, fmt.Errorf("window: stored message %s: %v", r.ID, err)
+		}
+	}
+	m.Protected, _ = r.Metadata["protected"].(bool)
+	return m, nil
 }
 
 // repair brings the recall entries of the rounds in w.stale (every round
