@@ -30,14 +30,21 @@ type historySearchIn struct {
 }
 
 type historyMessage struct {
-	Session    string            `json:"session"`
-	Index      int               `json:"index" jsonschema:"the message's position in its session, from 0"`
-	Role       string            `json:"role" jsonschema:"system, user, assistant or tool"`
-	Content    string            `json:"content"`
-	Truncated  bool              `json:"truncated,omitempty" jsonschema:"the content is cut short; history_read shows more of it"`
-	ToolCalls  []window.ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string            `json:"tool_call_id,omitempty"`
-	Score      float64           `json:"score,omitempty" jsonschema:"how well the message matches the query (BM25); larger is better"`
+	Session    string     `json:"session"`
+	Index      int        `json:"index" jsonschema:"the message's position in its session, from 0"`
+	Role       string     `json:"role" jsonschema:"system, user, assistant or tool"`
+	Content    string     `json:"content"`
+	Truncated  bool       `json:"truncated,omitempty" jsonschema:"the content is cut short; history_read shows more of it"`
+	ToolCalls  []toolCall `json:"tool_calls,omitempty" jsonschema:"the tools an assistant message called"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Score      float64    `json:"score,omitempty" jsonschema:"how well the message matches the query (BM25); larger is better"`
+}
+
+// toolCall is a tool call of an assistant message.
+type toolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments" jsonschema:"the call's arguments, as JSON text"`
 }
 
 type historySearchOut struct {
@@ -95,8 +102,12 @@ func message(m window.StoredMessage, limit int) historyMessage {
 		}
 		content, cut = content[:n], true
 	}
+	var calls []toolCall
+	for _, c := range m.Message.ToolCalls {
+		calls = append(calls, toolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+	}
 	return historyMessage{Session: m.Session, Index: m.Index, Role: string(m.Message.Role), Content: content, Truncated: cut,
-		ToolCalls: m.Message.ToolCalls, ToolCallID: m.Message.ToolCallID, Score: m.Score}
+		ToolCalls: calls, ToolCallID: m.Message.ToolCallID, Score: m.Score}
 }
 
 func (t *Tools) historySearch(ctx context.Context, in historySearchIn) (historySearchOut, error) {

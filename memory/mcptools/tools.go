@@ -112,7 +112,7 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Tools, error) {
 	if opts != nil {
 		o = *opts
 	}
-	if err := o.validate(); err != nil {
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	if o.Facts == "" {
@@ -144,8 +144,9 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Tools, error) {
 	return t, nil
 }
 
-// validate reports every unusable option at once.
-func (o *Options) validate() error {
+// Validate reports every unusable option at once, each wrapping
+// ErrInvalid; New calls it.
+func (o *Options) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, a...)...))

@@ -274,6 +274,27 @@ func TestHistory(t *testing.T) {
 		if read.Total != 2 || len(read.Messages) != 1 || read.Messages[0].Role != "assistant" || read.Messages[0].Index != 1 {
 			t.Fatalf("history_read = %+v", read)
 		}
+		// A tool call and its result, as an agent records them.
+		w, err := window.NewStored(ctx, db, "tools", 1000, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Close()
+		for _, m := range []window.Message{
+			{Role: window.User, Content: "Weather in Oslo?"},
+			{Role: window.Assistant, ToolCalls: []window.ToolCall{{ID: "c1", Name: "weather", Arguments: `{"city":"Oslo"}`}}},
+			{Role: window.Tool, ToolCallID: "c1", Content: "-3 C, snow"},
+		} {
+			if err := w.Record(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := ok(t, cs, "history_read", map[string]any{"session": "tools", "from": 1})
+		for _, want := range []string{`"tool_calls":[{"arguments":"{\"city\":\"Oslo\"}","id":"c1","name":"weather"}]`, `"tool_call_id":"c1"`, `"role":"tool"`} {
+			if !strings.Contains(got, want) {
+				t.Errorf("history_read of tool calls: %s\nlacks %s", got, want)
+			}
+		}
 		fails(t, cs, "history_read", map[string]any{}, "name a session", "history_sessions")
 		fails(t, cs, "history_read", map[string]any{"session": "nope"}, "no such stored session")
 		fails(t, cs, "history_search", map[string]any{"query": "x", "session": "nope"}, "no such stored session")
