@@ -3,6 +3,7 @@
 //	mnemo demo [--keep DIR]    store and recall real memories through every adapter
 //	mnemo import|export|get|query|stats|checkpoint|verify|backup|compact --db DIR ...
 //	mnemo bench ann ...        measure the index backends
+//	mnemo mcp --db DIR ...     the memories as an MCP server (stdio, or --http)
 //	mnemo version              the module version and VCS revision
 //	mnemo help [COMMAND]       the commands, or one command's usage and flags
 //
@@ -69,7 +70,10 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"backup":     backup,
 	"compact":    compact,
 	"bench":      benchCmd,
-	"version":    version,
+	"mcp": func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return mcpCmd(ctx, args, os.Stdin, stdout, stderr)
+	},
+	"version": version,
 }
 
 // run executes a command line and returns the exit status: 0 on success,

@@ -67,3 +67,12 @@ func versionText(info *debug.BuildInfo) string {
 	}
 	return s + fmt.Sprintf("built with %s for %s\n", goVersion, platform)
 }
+
+// moduleVersion returns the module's version as the build info records
+// it, "(devel)" when it records none.
+func moduleVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
