@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -104,6 +105,13 @@ func numbered(lines []string, first int) (string, int) {
 	last := first - 1
 	for i, line := range lines {
 		n := first + i
+		if len(line) > MaxViewBytes/2 { // a line this long comes from another program
+			cut := MaxViewBytes / 2
+			for cut > 0 && !utf8.RuneStart(line[cut]) {
+				cut--
+			}
+			line = line[:cut] + fmt.Sprintf(" ... (%d more bytes on this line)", len(line)-cut)
+		}
 		s := fmt.Sprintf("%6d\t%s\n", n, line)
 		if b.Len()+len(s) > MaxViewBytes && i > 0 {
 			break
@@ -128,12 +136,11 @@ func (t *Tools) docView(ctx context.Context, in docViewIn) (string, error) {
 			return viewDocument(folder, content, in.ViewRange)
 		}
 	}
-	if len(in.ViewRange) > 0 {
-		if isFolder, err := t.docs.isFolder(ctx, folder); err == nil && isFolder {
-			return "", fmt.Errorf("%w: view_range: %s is a folder, not a document", ErrInvalid, displayFolder(folder))
-		}
+	listing, err := t.listFolder(ctx, folder)
+	if err == nil && in.ViewRange != nil {
+		return "", fmt.Errorf("%w: view_range: %s is a folder, not a document", ErrInvalid, displayFolder(folder))
 	}
-	return t.listFolder(ctx, folder)
+	return listing, err
 }
 
 func displayFolder(folder string) string {
@@ -173,9 +180,8 @@ func viewDocument(path, content string, r []int) (string, error) {
 // and theirs, with sizes (a folder's is what its documents hold).
 func (t *Tools) listFolder(ctx context.Context, folder string) (string, error) {
 	type item struct {
-		path  string
-		size  int
-		depth int
+		path string
+		size int
 	}
 	var items []item
 	index := map[string]int{} // folder path -> its item
@@ -202,7 +208,7 @@ func (t *Tools) listFolder(ctx context.Context, folder string) (string, error) {
 			if !isDoc {
 				index[p] = len(items)
 			}
-			items = append(items, item{path: p, size: e.size, depth: depth})
+			items = append(items, item{path: p, size: e.size})
 		}
 		return true
 	})
@@ -212,7 +218,7 @@ func (t *Tools) listFolder(ctx context.Context, folder string) (string, error) {
 	shown := displayFolder(folder)
 	if count == 0 {
 		if folder == "" {
-			return "There are no documents yet: documents_create makes one.", nil
+			return "There are no documents yet: " + t.name("documents_create") + " makes one.", nil
 		}
 		return "", notFound(folder)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -156,6 +157,8 @@ func TestDocuments(t *testing.T) {
 			t.Fatalf("view_range [2, -1]: %q", got)
 		}
 		fails(t, cs, "documents_view", map[string]any{"path": "/memories/plan.md", "view_range": []int{3, 9}}, "lines 1 to 3")
+		fails(t, cs, "documents_view", map[string]any{"path": "/memories", "view_range": []int{1, 2}}, "/memories is a folder")
+		fails(t, cs, "documents_view", map[string]any{"path": "/", "view_range": []int{1, 2}}, "/ is a folder")
 		listing := ok(t, cs, "documents_view", map[string]any{"path": "/memories/"})
 		for _, want := range []string{"(2 documents in all)", "\t/memories/plan.md", "\t/memories/people/", "\t/memories/people/paul.md"} {
 			if !strings.Contains(listing, want) {
@@ -478,6 +481,31 @@ func TestOptions(t *testing.T) {
 		}
 		if _, err := New(context.Background(), db, &Options{Documents: "notes"}); !errors.Is(err, mnemo.ErrCollectionKind) {
 			t.Errorf("documents in a fact store's collection: %v, want mnemo.ErrCollectionKind", err)
+		}
+	})
+}
+
+// TestViewLargeDocument: a document larger than one view (written by
+// another program, past the tools' size limit) is shown in part, with
+// the view_range that shows the rest; a line of megabytes is cut.
+func TestViewLargeDocument(t *testing.T) {
+	backends(t, func(t *testing.T, db mnemo.Store) {
+		cs, tools := connect(t, db, nil)
+		var b strings.Builder
+		for i := range 40000 {
+			fmt.Fprintf(&b, "line %d of a long document\n", i+1)
+		}
+		b.WriteString(strings.Repeat("é", 1<<20))
+		if err := tools.docs.put(context.Background(), mnemo.Record{ID: "/big.md", Vector: unit, Content: b.String()}); err != nil {
+			t.Fatal(err)
+		}
+		got := ok(t, cs, "documents_view", map[string]any{"path": "/big.md"})
+		if len(got) > MaxViewBytes+1024 || !strings.Contains(got, "of 40001 shown") || !strings.Contains(got, "view_range [") {
+			t.Fatalf("view of a large document: %d bytes, ending %q", len(got), got[max(0, len(got)-200):])
+		}
+		got = ok(t, cs, "documents_view", map[string]any{"path": "/big.md", "view_range": []int{40001, -1}})
+		if len(got) > MaxViewBytes || !strings.Contains(got, "more bytes on this line") || !utf8.ValidString(got) {
+			t.Fatalf("view of a long line: %d bytes, ending %q", len(got), got[max(0, len(got)-100):])
 		}
 	})
 }
