@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,9 +84,15 @@ func mcpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	tools.Register(server)
 	if ln == nil {
 		fmt.Fprintf(stderr, "mnemo mcp: serving %d tools on standard input and output\n", len(tools.Names()))
+		// A client that stops reading makes the next write fail with
+		// EPIPE, rather than SIGPIPE killing the process before it closes
+		// the database.
+		pipe := make(chan os.Signal, 1)
+		signal.Notify(pipe, syscall.SIGPIPE)
+		defer signal.Stop(pipe)
 		err := server.Run(ctx, &lineTransport{r: stdin, w: stdout, max: maxRequestBytes})
-		if ctx.Err() == nil && (err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed)) {
-			return nil // the client closed standard input
+		if ctx.Err() == nil && (err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, syscall.EPIPE)) {
+			return nil // the client closed standard input, or stopped reading
 		}
 		return err
 	}

@@ -446,3 +446,53 @@ func TestMCPUsageErrors(t *testing.T) {
 		t.Errorf("a refused mnemo mcp made the database directory: %v", err)
 	}
 }
+
+// TestMCPStdioClientGone: a client that stops reading standard output
+// while calls are in flight ends the session (writes fail with EPIPE, not
+// SIGPIPE): the server closes the database and exits with status 0.
+func TestMCPStdioClientGone(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	cmd := mnemoCommand(t, "mcp", "--db", dir, "--create")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &syncWriter{w: &stderr}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`+"\n")
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	stdout.Close() // the client stops reading
+	for i := range 100 {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"facts_remember","arguments":{"fact":"fact %d"}}}`+"\n", i+2, i)
+	}
+	stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("mnemo mcp: %v (want exit status 0)\n%s", err, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("mnemo mcp did not exit within 30 s of its client leaving")
+	}
+	db, err := engine.Open(dir, &engine.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := db.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range st.Collections {
+		if strings.HasPrefix(c.OpenedBy, "rebuild") {
+			t.Errorf("collection %s was %s: the server did not close the database", c.Name, c.OpenedBy)
+		}
+	}
+}

@@ -55,25 +55,31 @@ type lineConn struct {
 	wmu    sync.Mutex // serialises writes
 	w      io.Writer
 
-	pmu     sync.Mutex // guards pending
+	pmu     sync.Mutex // guards pending and broken
 	pending int        // calls read and not yet answered
+	broken  bool       // a write failed: no answer will be written
 }
 
 // eofGrace bounds how long the end of the input waits for the calls in
 // flight to be answered.
 const eofGrace = 10 * time.Second
 
-// drain waits until every call read has been answered, eofGrace at most.
+// drain waits until every call read has been answered, eofGrace at most;
+// not at all once a write failed or the connection was closed.
 func (c *lineConn) drain(ctx context.Context) {
 	deadline := time.Now().Add(eofGrace)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		c.pmu.Lock()
-		n := c.pending
+		done := c.pending <= 0 || c.broken
 		c.pmu.Unlock()
-		if n <= 0 {
+		if done {
 			return
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-c.closed:
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 }
 
@@ -180,11 +186,14 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	err = c.write(b)
+	c.pmu.Lock()
 	if _, ok := msg.(*jsonrpc.Response); ok {
-		c.pmu.Lock()
 		c.pending--
-		c.pmu.Unlock()
 	}
+	if err != nil {
+		c.broken = true
+	}
+	c.pmu.Unlock()
 	return err
 }
 
