@@ -2,6 +2,7 @@ package mcptools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"unicode/utf8"
@@ -118,7 +119,7 @@ func (t *Tools) historySearch(ctx context.Context, in historySearchIn) (historyS
 	if err != nil {
 		return historySearchOut{}, err
 	}
-	sessions := []string{in.Session}
+	sessions, all := []string{in.Session}, false
 	switch {
 	case in.Session != "":
 	case t.session != "":
@@ -127,10 +128,14 @@ func (t *Tools) historySearch(ctx context.Context, in historySearchIn) (historyS
 		if sessions, err = window.Sessions(ctx, t.db); err != nil {
 			return historySearchOut{}, err
 		}
+		all = true
 	}
 	var found []window.StoredMessage
 	for _, s := range sessions {
 		hits, err := window.SearchStored(ctx, t.db, s, in.Query, k)
+		if all && errors.Is(err, window.ErrNoSession) {
+			continue // dropped since it was listed
+		}
 		if err != nil {
 			return historySearchOut{}, err
 		}
