@@ -22,11 +22,24 @@ import (
 // ("<session>.messages", one record per message, IDs in recording order),
 // so an agent that restarts resumes its conversation, protected
 // instructions included. With Options.Recall, each round is also embedded into
-// "<session>.rounds"; Context then spends Options.RecallShare of the budget on
-// the evicted rounds most relevant to the newest user message, as one
-// system message (starting with RecallHeader) placed after the leading
-// system messages (the system prompt), before the rest of the kept
-// rounds. New with Recall keeps the rounds in an in-memory database.
+// "<session>.rounds"; Context then keeps rounds within the budget less
+// Options.RecallShare of it and spends the rest on the evicted rounds most
+// relevant to the newest user message, as one system message (starting
+// with RecallHeader) placed after the leading system messages (the system
+// prompt), before the rest of the kept rounds. The rules:
+//
+//   - a round is recalled only when its similarity to the newest user
+//     message reaches Options.MinSimilarity;
+//   - the header counts against the budget; the recall block has what the
+//     kept rounds leave, the share at least;
+//   - rounds are recalled in ranking order while they fit; until one is,
+//     a relevant round that does not fit takes the room of the oldest
+//     kept rounds (never the newest round or a protected one), so the
+//     most relevant round that can fit in the budget is the one recalled;
+//   - when nothing is recalled the kept rounds get the whole budget.
+//
+// ContextReport says which rounds were kept, recalled and passed over,
+// and why. New with Recall keeps the rounds in an in-memory database.
 //
 // A session is open in one window at a time, in every process: each
 // window numbers its messages from its own counter, so two windows on one
@@ -525,10 +538,17 @@ func (w *Window) roundText(r round) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// recalled picks, among the evicted rounds, the ones most relevant to the
-// newest user message that fit in budget tokens, and renders them as one
-// system message (ok false when none). The caller holds w.mu.
-func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget int) (Message, bool, error) {
+// recalled picks, among the rounds keep leaves out, those most relevant
+// to the newest user message, and renders them as one system message
+// (ok false when none), recording its choices in rep. A round is recalled
+// only when its similarity reaches w.minSim; the header counts against
+// the budget like the rounds. The rounds go in ranking order while they
+// fit in what the kept rounds leave of the budget; until one is recalled,
+// a round that does not fit takes the room of the oldest kept rounds
+// (never the newest or a protected one), so the most relevant round that
+// can fit is recalled rather than the first that happens to. keep is
+// updated. The caller holds w.mu.
+func (w *Window) recalled(ctx context.Context, rs []round, keep []bool, rep *Report) (Message, bool, error) {
 	var query string
 	for i := len(w.msgs) - 1; i >= 0; i-- {
 		if w.msgs[i].m.Role == User {
@@ -536,12 +556,17 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 			break
 		}
 	}
-	if query == "" || len(evicted) == 0 || budget <= 0 {
-		return Message{}, false, nil
+	var in []any
+	used := 0
+	for i, r := range rs {
+		if keep[i] {
+			used += r.tokens
+		} else {
+			in = append(in, i)
+		}
 	}
-	in := make([]any, len(evicted))
-	for i, r := range evicted {
-		in[i] = r
+	if query == "" || len(in) == 0 {
+		return Message{}, false, nil
 	}
 	f, err := mnemo.NewFilter(map[string]any{"round": map[string]any{"$in": in}})
 	if err != nil {
@@ -549,32 +574,73 @@ func (w *Window) recalled(ctx context.Context, rs []round, evicted []int, budget
 	}
 	// Hybrid: the query's words and embedding fused, a matching round
 	// lifting the rounds beside it (see Options.Recall).
-	hits, err := w.st.space.Query(ctx, w.st.rounds, textvec.Retrieval{}, query, len(evicted), f, nil)
+	hits, err := w.st.space.Query(ctx, w.st.rounds, textvec.Retrieval{}, query, len(in), f, nil)
 	if errors.Is(err, errNothing) {
 		return Message{}, false, nil
 	}
 	if err != nil {
 		return Message{}, false, err
 	}
-	header := Message{Role: System, Content: RecallHeader}
-	used := w.counter(header)
+	parts := []string{RecallHeader}
+	room := w.budget - used
+	cost := func(extra string) int { // the block's tokens with extra added
+		return w.counter(Message{Role: System, Content: strings.Join(append(parts, extra), "\n\n")})
+	}
 	var picked []int
 	for _, h := range hits {
 		i, _ := strconv.Atoi(h.Record.ID)
-		cost := w.counter(Message{Content: w.roundText(rs[i])})
-		if used+cost > budget {
+		text := w.roundText(rs[i])
+		item := RecallItem{Round: i, Tokens: w.counter(Message{Content: text}), Similarity: h.Similarity, Score: h.Score}
+		if h.Similarity < w.minSim {
+			item.Reason = ReasonBelowCutoff
+			rep.Dropped = append(rep.Dropped, item)
 			continue
 		}
-		used += cost
+		need := cost(text)
+		if need > room && len(picked) == 0 {
+			room += w.makeRoom(rs, keep, need-room)
+		}
+		if need > room {
+			item.Reason = ReasonNoRoom
+			rep.Dropped = append(rep.Dropped, item)
+			continue
+		}
+		parts = append(parts, text)
 		picked = append(picked, i)
+		rep.Recalled = append(rep.Recalled, item)
 	}
 	if len(picked) == 0 {
 		return Message{}, false, nil
 	}
-	slices.Sort(picked) // chronological inside the block
-	parts := []string{RecallHeader}
-	for _, i := range picked {
-		parts = append(parts, w.roundText(rs[i]))
+	texts := make([]string, len(picked))
+	order := slices.Clone(picked)
+	slices.Sort(order) // chronological inside the block
+	for j, i := range order {
+		texts[j] = parts[1+slices.Index(picked, i)]
 	}
-	return Message{Role: System, Content: strings.Join(parts, "\n\n")}, true, nil
+	return Message{Role: System, Content: strings.Join(append([]string{RecallHeader}, texts...), "\n\n")}, true, nil
+}
+
+// makeRoom frees at least need tokens by leaving out the oldest kept
+// rounds that are neither the newest nor protected, and returns the
+// tokens freed; it frees nothing when that cannot reach need. keep is
+// updated. The caller holds w.mu.
+func (w *Window) makeRoom(rs []round, keep []bool, need int) int {
+	free := 0
+	for i := range len(rs) - 1 {
+		if keep[i] && !rs[i].protected {
+			free += rs[i].tokens
+		}
+	}
+	if free < need {
+		return 0
+	}
+	freed := 0
+	for i := 0; i < len(rs)-1 && freed < need; i++ {
+		if keep[i] && !rs[i].protected {
+			keep[i] = false
+			freed += rs[i].tokens
+		}
+	}
+	return freed
 }

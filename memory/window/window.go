@@ -147,6 +147,7 @@ type Window struct {
 	separated bool
 	recall    bool
 	share     float64
+	minSim    float32 // recall's cutoff
 	st        *store // engine backing; nil for a plain in-memory window
 	closed    bool   // set by Close
 	// Recall entries that may not match their rounds' messages, to
@@ -178,9 +179,20 @@ type Options struct {
 	// message; see persist.go.
 	Recall      bool
 	RecallShare float64
-	// Embedder for recall; default embed.NewHashing(0).
+	// MinSimilarity is the cosine similarity to the newest user message
+	// below which an evicted round is never recalled, set as
+	// new(float32(x)) in [-1, 1]; nil means the embedder's own scale
+	// (embed.Calibrated: 0.05 for the offline hashing embedder) or
+	// DefaultMinSimilarity.
+	MinSimilarity *float32
+	// Embedder for recall; nil means the offline hashing embedder
+	// (embed.NewHashing(0)).
 	Embedder embed.Embedder
 }
+
+// DefaultMinSimilarity is the recall cutoff for embedders that do not
+// state their own scale (embed.Calibrated).
+const DefaultMinSimilarity = 0.5
 
 // New returns an empty window with a token budget (> 0).
 func New(budget int, opts *Options) (*Window, error) {
@@ -202,9 +214,19 @@ func New(budget int, opts *Options) (*Window, error) {
 		if !(o.RecallShare > 0 && o.RecallShare < 1) { // NaN too
 			return nil, fmt.Errorf("%w: RecallShare %v, want between 0 and 1", ErrInvalid, o.RecallShare)
 		}
+		if err := textvec.CheckCutoff(ErrInvalid, "MinSimilarity", o.MinSimilarity, -1, 1); err != nil {
+			return nil, err
+		}
 		space, err := textvec.New(o.Embedder, errNothing, ErrInvalid)
 		if err != nil {
 			return nil, err
+		}
+		w.minSim = DefaultMinSimilarity
+		if c, ok := space.Embedder().(embed.Calibrated); ok {
+			w.minSim = c.RelatedSimilarity()
+		}
+		if o.MinSimilarity != nil {
+			w.minSim = *o.MinSimilarity
 		}
 		st, err := newRecallStore(space)
 		if err != nil {
@@ -314,38 +336,90 @@ func validUTF8(ss ...string) bool {
 // (the embedder or the recall index), it returns the window without the
 // recalled rounds, usable as it is, and an error wrapping ErrRecall.
 func (w *Window) Context(ctx context.Context) ([]Message, error) {
+	out, _, err := w.ContextReport(ctx)
+	return out, err
+}
+
+// ContextReport is Context that also reports what the window kept, what
+// it recalled and which evicted rounds it passed over, and why. The
+// report is nil when the window could not be read (an error other than
+// ErrRecall).
+func (w *Window) ContextReport(ctx context.Context) ([]Message, *Report, error) {
 	if err := w.mu.Lock(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer w.mu.Unlock()
 	if w.closed {
-		return nil, ErrClosed
+		return nil, nil, ErrClosed
 	}
 	if err := w.resync(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	rs := w.rounds()
+	rep := &Report{Budget: w.budget}
 	if !w.recall {
-		out, _ := w.window(w.budget)
-		return out, nil
+		return w.render(rs, w.keep(rs, w.budget), rep), rep, nil
 	}
 	w.repair(ctx) // rounds a failed write left stale; what fails stays so
-	recallBudget := int(float64(w.budget) * w.share)
-	out, evicted := w.window(w.budget - recallBudget)
-	block, ok, err := w.recalled(ctx, w.rounds(), evicted, recallBudget)
-	if err != nil {
-		return out, fmt.Errorf("%w: %w", ErrRecall, err)
+	keep := w.keep(rs, w.budget-int(float64(w.budget)*w.share))
+	block, ok, err := w.recalled(ctx, rs, keep, rep)
+	if err != nil || !ok {
+		// Nothing to recall: the window has the whole budget.
+		rep.Recalled, rep.Tokens = nil, 0
+		out := w.render(rs, w.keep(rs, w.budget), rep)
+		if err != nil {
+			return out, rep, fmt.Errorf("%w: %w", ErrRecall, err)
+		}
+		return out, rep, nil
 	}
-	if !ok {
-		return out, nil
-	}
+	out := w.render(rs, keep, rep)
+	rep.Tokens += w.counter(block)
 	// The block goes after the leading system messages (the system prompt
 	// and the instructions kept with it), never ahead of them.
 	i := 0
 	for i < len(out) && out[i].Role == System {
 		i++
 	}
-	return slices.Insert(out, i, block), nil
+	return slices.Insert(out, i, block), rep, nil
 }
+
+// Report is what one Context call handed to the model (ContextReport).
+// Rounds are numbered from 0 in recording order; a round is a user
+// message and what follows it up to the next one (see the package doc).
+type Report struct {
+	// Budget is the token budget and Tokens what the returned messages
+	// count (more than Budget only when the newest round and the
+	// protected ones alone exceed it).
+	Budget, Tokens int
+	// Kept are the rounds returned as messages, chronologically.
+	Kept []int
+	// Recalled are the evicted rounds in the recall block, most relevant
+	// first (the block holds them chronologically).
+	Recalled []RecallItem
+	// Dropped are the evicted rounds the recall search returned and
+	// Context left out, most relevant first, each with its Reason.
+	Dropped []RecallItem
+}
+
+// RecallItem is an evicted round the recall search returned.
+type RecallItem struct {
+	Round  int
+	Tokens int // what the round's text costs in the recall block
+	// Similarity is the cosine similarity of the round to the newest user
+	// message, the value MinSimilarity cuts at; Score is the fused score
+	// the search ranked it by (mnemo.Hit.Score).
+	Similarity float32
+	Score      float64
+	// Reason says why a dropped round was left out: ReasonBelowCutoff or
+	// ReasonNoRoom. Empty for a recalled round.
+	Reason string
+}
+
+// Why Context left out an evicted round the recall search returned.
+const (
+	ReasonBelowCutoff = "below MinSimilarity"
+	ReasonNoRoom      = "does not fit in the budget"
+)
 
 // History returns every recorded message, chronologically, trimmed or
 // not; the caller owns the returned slice. O(messages).
@@ -427,18 +501,17 @@ type round struct {
 	protected  bool
 }
 
-// window picks the rounds to keep within budget and returns their
-// messages and the indexes of the rounds left out. The caller holds w.mu.
-func (w *Window) window(budget int) ([]Message, []int) {
-	rs := w.rounds()
-	if len(rs) == 0 {
-		return []Message{}, nil
-	}
+// keep picks the rounds of rs to keep within budget: the newest, the
+// protected ones, then older ones newest-first while they fit. The caller
+// holds w.mu.
+func (w *Window) keep(rs []round, budget int) []bool {
 	keep := make([]bool, len(rs))
-	used := 0
+	if len(rs) == 0 {
+		return keep
+	}
 	last := len(rs) - 1
 	keep[last] = true
-	used += rs[last].tokens
+	used := rs[last].tokens
 	for i, r := range rs[:last] {
 		if r.protected {
 			keep[i] = true
@@ -455,18 +528,25 @@ func (w *Window) window(budget int) ([]Message, []int) {
 		keep[i] = true
 		used += rs[i].tokens
 	}
-	var out []Message
-	var evicted []int
+	return keep
+}
+
+// render returns the messages of the kept rounds, chronologically, and
+// records them in rep. The caller holds w.mu.
+func (w *Window) render(rs []round, keep []bool, rep *Report) []Message {
+	out := []Message{}
+	rep.Kept = rep.Kept[:0]
 	for i, r := range rs {
 		if !keep[i] {
-			evicted = append(evicted, i)
 			continue
 		}
+		rep.Kept = append(rep.Kept, i)
+		rep.Tokens += r.tokens
 		for _, e := range w.msgs[r.start:r.end] {
 			out = append(out, e.m.clone())
 		}
 	}
-	return out, evicted
+	return out
 }
 
 var _ Memory = (*Window)(nil)
