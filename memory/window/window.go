@@ -148,8 +148,8 @@ type Window struct {
 	recall    bool
 	share     float64
 	minSim    float32 // recall's cutoff
-	st        *store // engine backing; nil for a plain in-memory window
-	closed    bool   // set by Close
+	st        *store  // engine backing; nil for a plain in-memory window
+	closed    bool    // set by Close
 	// Recall entries that may not match their rounds' messages, to
 	// re-index (see repair in persist.go).
 	stale    map[int]bool
