@@ -15,4 +15,7 @@ var (
 	// not UTF-8 with it, package docstore's too (which reports its other
 	// invalid input with docstore.ErrInvalid).
 	ErrInvalid = errors.New("store: invalid input")
+	// ErrNotFound reports a fact the handle cannot see: absent, expired
+	// or of another scope (Semantic.Update, History, AddWith Replaces).
+	ErrNotFound = errors.New("store: no such fact")
 )

@@ -8,6 +8,7 @@ import (
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/chat"
 	"github.com/mnemodb/mnemo/memory/docstore"
+	"github.com/mnemodb/mnemo/memory/scope"
 	"github.com/mnemodb/mnemo/memory/store"
 )
 
@@ -78,4 +79,40 @@ func ExampleStore() {
 	// Output:
 	// *store.Semantic: ["Paul works at Google"], empty note refused with store.ErrEmpty: true
 	// *docstore.Store: ["Paul works at Google"], empty note refused with store.ErrEmpty: true
+}
+
+// ExampleSemantic_scopes keeps the facts of many users in one collection:
+// each user's handle stores its scope with every fact and reads only its
+// own; an update keeps the fact's ID and records the change.
+func ExampleSemantic_scopes() {
+	ctx := context.Background()
+	db, err := engine.OpenStore("", &engine.Options{InMemory: true})
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	forUser := func(user string) *store.Semantic {
+		s, err := store.NewSemantic(ctx, db, &store.SemanticOptions{Scope: scope.Of("user", user)})
+		if err != nil {
+			panic(err)
+		}
+		return s
+	}
+	alice, bob := forUser("alice"), forUser("bob")
+	defer alice.Close()
+	defer bob.Close()
+
+	id, _ := alice.Add(ctx, "Alice works at Google", map[string]any{"topic": "work"})
+	bob.Add(ctx, "Bob works at a bakery", map[string]any{"topic": "work"})
+	alice.Update(ctx, id, "Alice works at a lab")
+
+	hits, _ := alice.SearchWith(ctx, "works", &store.SearchOptions{Where: map[string]any{"topic": "work"}})
+	for _, h := range hits {
+		fmt.Println(h.Text, h.Scope)
+	}
+	history, _ := alice.History(ctx, id)
+	fmt.Printf("%q -> %q\n", history[0].Old, history[0].New)
+	// Output:
+	// Alice works at a lab user=alice
+	// "Alice works at Google" -> "Alice works at a lab"
 }

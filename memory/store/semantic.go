@@ -4,15 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
+	"github.com/mnemodb/mnemo/memory/internal/item"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
+	"github.com/mnemodb/mnemo/memory/scope"
 )
 
 // Semantic is a store of facts searched by meaning and by words. Facts are
@@ -32,6 +36,17 @@ import (
 // fact store's (KindSemantic); another kind of memory of the same name is
 // refused with mnemo.ErrCollectionKind. When another handle drops the
 // collection, the next call creates it again, empty.
+//
+// # Many users, updates and expiry
+//
+// A handle with a scope (SemanticOptions.Scope, package scope) stores it
+// with every fact and reads, updates and deletes only facts that have
+// it, the filter applied inside the engine's search; SearchWith reads
+// another scope or all of them when asked, and filters by metadata.
+// Update (or AddWith with Replaces) changes a fact in place, keeping its
+// ID, and History lists its changes. A fact may expire (TTL, AddWith's
+// ExpiresAt): an expired fact is never returned, and Sweep, run in the
+// background every SweepEvery, deletes it.
 type Semantic struct {
 	db    mnemo.Store
 	ownDB bool
@@ -39,9 +54,16 @@ type Semantic struct {
 	space *textvec.Space
 	maxD  *float32
 	r     textvec.Retrieval
-	// mu serialises Delete's find-then-remove, like the original's
-	// per-instance lock; the collection itself is concurrency-safe.
+	scope scope.Scope
+	ttl   time.Duration
+	now   func() time.Time
+	// mu serialises Delete's find-then-remove and Update's
+	// read-then-write, like the original's per-instance lock; the
+	// collection itself is concurrency-safe.
 	mu ctxsync.Mutex
+	// sweeper runs Sweep in the background; stopSweep ends it.
+	stopSweep context.CancelFunc
+	swept     chan struct{}
 }
 
 var _ Store = (*Semantic)(nil)
@@ -63,7 +85,26 @@ type SemanticOptions struct {
 	// to two places before and after it get, as new(float32(x)) in
 	// [0, 1]; nil means 0.5, 0 turns it off (see toolmem.Options).
 	Spread *float32
+	// Scope is the handle's scope (package scope): every fact it stores
+	// carries it and every read sees only the facts that have it. nil
+	// reads every fact and stores unscoped ones.
+	Scope scope.Scope
+	// TTL, when positive, is how long a fact stored without its own
+	// expiry lives; 0 means forever.
+	TTL time.Duration
+	// SweepEvery is how often a background sweep deletes the facts that
+	// have expired (they are never returned meanwhile); 0 means
+	// DefaultSweepEvery and a negative value no background sweep (call
+	// Sweep).
+	SweepEvery time.Duration
+	// Clock returns the time expiry and history use; nil means
+	// time.Now.
+	Clock func() time.Time
 }
+
+// DefaultSweepEvery is how often a Semantic store deletes expired facts
+// in the background by default.
+const DefaultSweepEvery = 10 * time.Minute
 
 // OpenSemantic opens (or creates) a fact store in its own database in dir;
 // an empty dir means in memory only. Close closes the database.
@@ -101,6 +142,12 @@ func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*S
 	if err := textvec.CheckCutoff(ErrInvalid, "MaxDistance", o.MaxDistance, 0, 2); err != nil {
 		return nil, err
 	}
+	if err := o.Scope.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if o.TTL < 0 {
+		return nil, fmt.Errorf("%w: TTL %v, want >= 0", ErrInvalid, o.TTL)
+	}
 	r := textvec.Retrieval{Mode: o.Mode, Spread: o.Spread}
 	if err := r.Check(ErrInvalid); err != nil {
 		return nil, err
@@ -113,25 +160,73 @@ func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*S
 	if err != nil {
 		return nil, err
 	}
-	return &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance, r: r}, nil
+	sm := &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance, r: r, scope: maps.Clone(o.Scope), ttl: o.TTL, now: o.Clock}
+	if sm.now == nil {
+		sm.now = time.Now
+	}
+	if o.SweepEvery == 0 {
+		o.SweepEvery = DefaultSweepEvery
+	}
+	if o.SweepEvery > 0 {
+		sm.sweepEvery(o.SweepEvery)
+	}
+	return sm, nil
 }
 
-// Close closes the database if OpenSemantic opened it; otherwise it does
-// nothing.
+// sweepEvery starts the background sweep.
+func (s *Semantic) sweepEvery(d time.Duration) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopSweep, s.swept = cancel, make(chan struct{})
+	go func() {
+		defer close(s.swept)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.Sweep(ctx) // what fails is retried at the next tick
+			}
+		}
+	}()
+}
+
+// Close stops the background sweep and closes the database if
+// OpenSemantic opened it.
 func (s *Semantic) Close() error {
+	if s.stopSweep != nil {
+		s.stopSweep()
+		<-s.swept
+	}
 	if s.ownDB {
 		return s.db.Close()
 	}
 	return nil
 }
 
-// Hit is one fact SearchHits found.
+// Hit is one fact a search found, with why it was returned.
 type Hit struct {
 	ID       string         // the fact's ID; equal texts stored twice have two
 	Text     string         // the fact
 	Distance float32        // cosine distance to the query, in [0, 2]
-	Metadata map[string]any // as given to Add (nil for Store); the caller owns it
+	Metadata map[string]any // as given to Add (nil for none); the caller owns it
+	// Score ranks the hits, best first: the fused score in hybrid mode,
+	// the similarity (1 - Distance) in vector mode, BM25 in text mode.
+	Score float64
+	// VectorRank and TextRank are the fact's ranks (from 1) among the
+	// candidates of the query's embedding and of its words; 0 when that
+	// side did not find it. A hit with neither was lifted by a match
+	// stored beside it (Spread).
+	VectorRank, TextRank int
+	Scope                scope.Scope // the fact's scope; nil for none
+	Expires              time.Time   // when the fact expires; zero for never
 }
+
+// Spread reports whether h was returned only for a match stored beside
+// it (neighbour spreading), found by neither the query's embedding nor
+// its words.
+func (h Hit) Spread() bool { return h.VectorRank == 0 && h.TextRank == 0 }
 
 // Store saves a fact. Storing the same fact twice keeps two copies, as the
 // original does (Delete removes both).
@@ -141,10 +236,45 @@ func (s *Semantic) Store(ctx context.Context, content string) error {
 }
 
 // Add saves a fact with metadata (JSON-compatible values, as
-// mnemo.Record.Metadata; nil for none) and returns its new ID. meta is
-// copied. The key "mnemo.pos" is reserved: the store keeps the fact's place
-// in the order of storing there.
+// mnemo.Record.Metadata; nil for none) and returns its new ID, with the
+// handle's scope and TTL. meta is copied. Keys starting "mnemo.pos",
+// "mnemo.expires", "mnemo.history" and "mnemo.scope." are reserved
+// (ErrInvalid).
 func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any) (string, error) {
+	return s.AddWith(ctx, content, &AddOptions{Metadata: meta})
+}
+
+// AddOptions are the options of one AddWith; nil means Add's.
+type AddOptions struct {
+	Metadata map[string]any
+	// TTL, when positive, is how long this fact lives, instead of the
+	// store's; ExpiresAt, when not zero, is when it expires (it wins over
+	// TTL).
+	TTL       time.Duration
+	ExpiresAt time.Time
+	// Replaces, when set, is the ID of a fact this one supersedes: that
+	// fact is updated in place (as Update), keeping its ID and recording
+	// the change in its history, and AddWith returns its ID. A fact the
+	// handle cannot see (absent, expired or of another scope) is
+	// ErrNotFound.
+	Replaces string
+}
+
+// AddWith is Add with options.
+func (s *Semantic) AddWith(ctx context.Context, content string, o *AddOptions) (string, error) {
+	var ao AddOptions
+	if o != nil {
+		ao = *o
+	}
+	if err := item.CheckMeta(ErrInvalid, ao.Metadata); err != nil {
+		return "", err
+	}
+	if ao.TTL < 0 {
+		return "", fmt.Errorf("%w: TTL %v, want >= 0", ErrInvalid, ao.TTL)
+	}
+	if ao.Replaces != "" {
+		return ao.Replaces, s.update(ctx, ao.Replaces, content, &ao)
+	}
 	v, err := s.space.Vector(ctx, "fact", content)
 	if err != nil {
 		return "", err
@@ -155,6 +285,7 @@ func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any)
 	if err != nil {
 		return "", err
 	}
+	meta := item.Stamp(ao.Metadata, s.scope, s.expiry(&ao))
 	if _, err := s.space.Insert(ctx, s.c, mnemo.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
 		if errors.Is(err, mnemo.ErrInvalidRecord) {
 			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -164,24 +295,170 @@ func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any)
 	return id.String(), nil
 }
 
-// Search returns up to n facts nearest to query in meaning, applying the
-// store's MaxDistance.
+// expiry is when a fact stored with o expires: o's own time, o's TTL or
+// the store's; zero for never.
+func (s *Semantic) expiry(o *AddOptions) time.Time {
+	switch {
+	case !o.ExpiresAt.IsZero():
+		return o.ExpiresAt
+	case o.TTL > 0:
+		return s.now().Add(o.TTL)
+	case s.ttl > 0:
+		return s.now().Add(s.ttl)
+	}
+	return time.Time{}
+}
+
+// Fact is one stored fact (Get).
+type Fact struct {
+	ID       string
+	Text     string
+	Metadata map[string]any // as given (nil for none); the caller owns it
+	Scope    scope.Scope
+	Expires  time.Time // zero for never
+	// History lists the fact's updates, oldest first (see Update).
+	History []Change
+}
+
+// Change is one update of a fact: its text before and after, and when.
+// A history keeps the newest 64 changes, each side cut to 16 KiB.
+type Change = item.Change
+
+// Get returns the fact with the given ID; ok is false when the handle
+// cannot see it (absent, expired or of another scope).
+func (s *Semantic) Get(ctx context.Context, id string) (Fact, bool, error) {
+	r, ok, err := s.get(ctx, id)
+	if err != nil || !ok {
+		return Fact{}, false, err
+	}
+	return Fact{ID: r.ID, Text: r.Content, Metadata: item.Strip(r.Metadata), Scope: scope.FromMetadata(r.Metadata),
+		Expires: item.Expires(r.Metadata), History: item.History(r.Metadata)}, true, nil
+}
+
+// get reads a record the handle can see.
+func (s *Semantic) get(ctx context.Context, id string) (mnemo.Record, bool, error) {
+	var r mnemo.Record
+	var ok bool
+	err := s.c.Do(ctx, func(c mnemo.Collection) error {
+		var err error
+		r, ok, err = c.Get(ctx, id)
+		return err
+	})
+	if err != nil || !ok || !s.visible(r.Metadata) {
+		return mnemo.Record{}, false, err
+	}
+	return r, true, nil
+}
+
+// visible reports whether a fact with metadata meta is the handle's to
+// see: of its scope (every fact when it has none) and not expired.
+func (s *Semantic) visible(meta map[string]any) bool {
+	return !item.Expired(meta, s.now()) && s.inScope(meta)
+}
+
+// History returns the updates of the fact with the given ID, oldest
+// first; ErrNotFound when the handle cannot see it.
+func (s *Semantic) History(ctx context.Context, id string) ([]Change, error) {
+	f, ok, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	return f.History, nil
+}
+
+// Update replaces the text of the fact with the given ID, keeping its ID,
+// metadata, scope and expiry, and records the change (old text, new
+// text, time) in its history. ErrNotFound when the handle cannot see the
+// fact; updating a fact to its own text records nothing.
+func (s *Semantic) Update(ctx context.Context, id, content string) error {
+	return s.update(ctx, id, content, nil)
+}
+
+// update is Update; o, when set, also replaces the metadata and expiry
+// (AddWith with Replaces).
+func (s *Semantic) update(ctx context.Context, id, content string, o *AddOptions) error {
+	v, err := s.space.Vector(ctx, "fact", content)
+	if err != nil {
+		return err
+	}
+	if err := s.mu.Lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	old, ok, err := s.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	meta := old.Metadata
+	if o != nil {
+		// The new fact's metadata, scope and expiry, with the old one's
+		// history and place.
+		fresh := item.Stamp(o.Metadata, s.scope, s.expiry(o))
+		for _, k := range []string{item.HistoryField, textvec.PosField} {
+			if v, ok := meta[k]; ok {
+				fresh[k] = v
+			}
+		}
+		meta = fresh
+	} else if old.Content == content {
+		return nil
+	}
+	meta = item.WithChange(meta, Change{Old: old.Content, New: content, At: s.now().UTC()})
+	return s.c.Do(ctx, func(c mnemo.Collection) error {
+		_, err := c.Upsert(ctx, mnemo.Record{ID: id, Vector: v, Content: content, Metadata: meta})
+		if errors.Is(err, mnemo.ErrInvalidRecord) {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		return err
+	})
+}
+
+// Search returns up to n facts most relevant to query, best first,
+// applying the store's MaxDistance.
 func (s *Semantic) Search(ctx context.Context, query string, n int) ([]string, error) {
-	return texts(s.search(ctx, query, n, s.maxD))
+	return texts(s.search(ctx, query, &SearchOptions{N: n}))
 }
 
 // SearchWithin is Search with a cosine-distance cutoff for this call.
 func (s *Semantic) SearchWithin(ctx context.Context, query string, n int, maxDistance float32) ([]string, error) {
-	if err := textvec.CheckCutoff(ErrInvalid, "max distance", &maxDistance, 0, 2); err != nil {
-		return nil, err
-	}
-	return texts(s.search(ctx, query, n, &maxDistance))
+	return texts(s.search(ctx, query, &SearchOptions{N: n, MaxDistance: &maxDistance}))
 }
 
-// SearchHits is Search returning each fact's ID, distance and metadata
-// with its text, nearest first; equal facts come back as separate hits.
+// SearchHits is Search returning each fact's ID, distance, score, ranks
+// and metadata with its text, best first by Score; equal facts come back
+// as separate hits.
 func (s *Semantic) SearchHits(ctx context.Context, query string, n int) ([]Hit, error) {
-	return s.search(ctx, query, n, s.maxD)
+	return s.search(ctx, query, &SearchOptions{N: n})
+}
+
+// SearchOptions are the options of one SearchWith; nil means
+// SearchHits's defaults.
+type SearchOptions struct {
+	// N is the number of hits wanted; <= 0 means DefaultResults.
+	N int
+	// MaxDistance, when set, is this call's cutoff instead of the store's.
+	MaxDistance *float32
+	// Where filters the facts by their metadata, in the engine's filter
+	// syntax (mnemo.NewFilter: {"topic": "work"}, {"year": {"$gte":
+	// 2020}}, $and, $or, ...); nil admits every fact. It may not name a
+	// reserved key: the scope and expiry are the handle's to apply.
+	Where map[string]any
+	// Scope, when set, reads that scope instead of the handle's;
+	// AllScopes reads every scope (a cross-scope read, asked for).
+	Scope     scope.Scope
+	AllScopes bool
+}
+
+// SearchWith is SearchHits with options: a metadata filter, another scope
+// or every scope, a cutoff for this call.
+func (s *Semantic) SearchWith(ctx context.Context, query string, o *SearchOptions) ([]Hit, error) {
+	return s.search(ctx, query, o)
 }
 
 func texts(hits []Hit, err error) ([]string, error) {
@@ -195,9 +472,39 @@ func texts(hits []Hit, err error) ([]string, error) {
 	return out, nil
 }
 
-func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float32) ([]Hit, error) {
+// read is the filter a read of the handle applies with o.
+func (s *Semantic) read(o *SearchOptions) (*mnemo.Filter, error) {
+	r := item.Read{Scope: s.scope, Now: s.now()}
+	if o != nil {
+		if o.Scope != nil {
+			if err := o.Scope.Validate(); err != nil {
+				return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+			}
+			r.Scope = o.Scope
+		}
+		r.AllScopes, r.Where = o.AllScopes, o.Where
+	}
+	return r.Filter(ErrInvalid)
+}
+
+func (s *Semantic) search(ctx context.Context, query string, o *SearchOptions) ([]Hit, error) {
+	var so SearchOptions
+	if o != nil {
+		so = *o
+	}
+	n, maxD := so.N, s.maxD
 	if n <= 0 {
 		n = DefaultResults
+	}
+	if so.MaxDistance != nil {
+		if err := textvec.CheckCutoff(ErrInvalid, "max distance", so.MaxDistance, 0, 2); err != nil {
+			return nil, err
+		}
+		maxD = so.MaxDistance
+	}
+	f, err := s.read(&so)
+	if err != nil {
+		return nil, err
 	}
 	if strings.TrimSpace(query) == "" {
 		return nil, nil // nothing to match (see the package doc)
@@ -208,37 +515,46 @@ func (s *Semantic) search(ctx context.Context, query string, n int, maxD *float3
 		// applied on the distance below.
 		minSim = new(math.Nextafter32(1-*maxD, -1))
 	}
-	hits, err := s.space.Query(ctx, s.c, s.r, query, n, nil, minSim)
+	hits, err := s.space.Query(ctx, s.c, s.r, query, n, f, minSim)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Hit, 0, len(hits))
 	for _, h := range hits {
 		if maxD == nil || h.Distance <= *maxD {
-			meta := h.Record.Metadata
-			if len(meta) == 0 {
-				meta = nil // a fact stored without metadata
-			}
-			out = append(out, Hit{ID: h.Record.ID, Text: h.Record.Content, Distance: h.Distance, Metadata: meta})
+			m := h.Record.Metadata
+			out = append(out, Hit{ID: h.Record.ID, Text: h.Record.Content, Distance: h.Distance, Metadata: item.Strip(m),
+				Score: h.Score, VectorRank: h.VectorRank, TextRank: h.TextRank, Scope: scope.FromMetadata(m), Expires: item.Expires(m)})
 		}
 	}
 	return out, nil
 }
 
-// Delete removes every fact exactly equal to identifier; none is a no-op.
+// Delete removes the fact whose ID is identifier (the ID Add returned)
+// or, when the handle sees no fact with that ID, every fact exactly equal
+// to it; none is a no-op. A scoped handle deletes only within its scope.
 func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 	if err := s.mu.Lock(ctx); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
-	var ids []string
-	err := s.each(ctx, func(r mnemo.Record) {
-		if r.Content == identifier {
-			ids = append(ids, r.ID)
+	ids := []string{identifier}
+	ok := false
+	if _, err := uuid.Parse(identifier); err == nil { // the IDs Add makes
+		if _, ok, err = s.get(ctx, identifier); err != nil {
+			return err
 		}
-	})
-	if err != nil || len(ids) == 0 {
-		return err
+	}
+	if !ok {
+		ids = nil
+		err := s.each(ctx, func(r mnemo.Record) {
+			if r.Content == identifier {
+				ids = append(ids, r.ID)
+			}
+		})
+		if err != nil || len(ids) == 0 {
+			return err
+		}
 	}
 	return s.c.Do(ctx, func(c mnemo.Collection) error {
 		_, err := c.Delete(ctx, ids...)
@@ -246,14 +562,24 @@ func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 	})
 }
 
-// ListAll returns every stored fact, oldest first.
+// ListAll returns every fact the handle sees, oldest first.
 func (s *Semantic) ListAll(ctx context.Context) ([]string, error) {
 	var out []string
 	err := s.each(ctx, func(r mnemo.Record) { out = append(out, r.Content) })
 	return out, err
 }
 
+// each calls fn for every fact the handle sees, oldest first.
 func (s *Semantic) each(ctx context.Context, fn func(mnemo.Record)) error {
+	return s.scan(ctx, func(r mnemo.Record) {
+		if s.visible(r.Metadata) {
+			fn(r)
+		}
+	})
+}
+
+// scan calls fn for every record of the collection, oldest first.
+func (s *Semantic) scan(ctx context.Context, fn func(mnemo.Record)) error {
 	return s.c.Do(ctx, func(c mnemo.Collection) error {
 		return textvec.ScanPages(ctx, c, "", func(page []mnemo.Record) error {
 			for _, r := range page {
@@ -262,4 +588,62 @@ func (s *Semantic) each(ctx context.Context, fn func(mnemo.Record)) error {
 			return nil
 		})
 	})
+}
+
+// Sweep deletes the facts of the handle's scope (every fact's, without
+// one) that have expired, and returns how many it deleted. Expired facts
+// are never returned, swept or not; the background sweep
+// (SemanticOptions.SweepEvery) calls Sweep. O(facts).
+func (s *Semantic) Sweep(ctx context.Context) (int, error) {
+	now := s.now()
+	var ids []string
+	err := s.scan(ctx, func(r mnemo.Record) {
+		if item.Expired(r.Metadata, now) && s.inScope(r.Metadata) {
+			ids = append(ids, r.ID)
+		}
+	})
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	var n int
+	err = s.c.Do(ctx, func(c mnemo.Collection) error {
+		var err error
+		n, err = c.Delete(ctx, ids...)
+		return err
+	})
+	return n, err
+}
+
+// inScope reports whether a fact with metadata meta is of the handle's
+// scope.
+func (s *Semantic) inScope(meta map[string]any) bool {
+	for name, v := range s.scope {
+		if meta[scope.Prefix+name] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// SemanticStats counts the facts of a handle's scope (every fact's,
+// without one).
+type SemanticStats struct {
+	Facts   int // live facts, the ones reads return
+	Expired int // expired facts a sweep has not deleted yet
+}
+
+// Stats counts the facts of the handle's scope. O(facts).
+func (s *Semantic) Stats(ctx context.Context) (SemanticStats, error) {
+	now := s.now()
+	var st SemanticStats
+	err := s.scan(ctx, func(r mnemo.Record) {
+		switch {
+		case !s.inScope(r.Metadata):
+		case item.Expired(r.Metadata, now):
+			st.Expired++
+		default:
+			st.Facts++
+		}
+	})
+	return st, err
 }

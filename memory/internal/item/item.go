@@ -1,0 +1,233 @@
+// Package item keeps what the memory adapters store about an item beside
+// its own metadata: its scope (package scope), its expiry and the history
+// of its updates, all under reserved "mnemo." metadata keys, and builds
+// the filter every read applies (the caller's filter, the scope, not
+// expired).
+package item
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
+	"github.com/mnemodb/mnemo/memory/scope"
+)
+
+// Reserved metadata keys.
+const (
+	// ExpiresField holds the time an item expires, in Unix milliseconds.
+	ExpiresField = "mnemo.expires"
+	// HistoryField holds the item's updates, oldest first (see Change).
+	HistoryField = "mnemo.history"
+)
+
+// Bounds of an item's history: at most MaxHistory changes and
+// MaxHistoryBytes of JSON (oldest dropped first), each side of a change
+// cut to MaxChangeText bytes (the item's metadata is bounded by
+// mnemo.MaxMetadataBytes).
+const (
+	MaxHistory      = 64
+	MaxHistoryBytes = 256 << 10
+	MaxChangeText   = 16 << 10
+)
+
+// Reserved reports whether key is one the adapters keep for themselves.
+func Reserved(key string) bool {
+	return key == textvec.PosField || key == ExpiresField || key == HistoryField || strings.HasPrefix(key, scope.Prefix)
+}
+
+// CheckMeta refuses metadata that sets a reserved key, wrapping invalid.
+func CheckMeta(invalid error, meta map[string]any) error {
+	for k := range meta {
+		if Reserved(k) {
+			return fmt.Errorf("%w: metadata key %q is reserved", invalid, k)
+		}
+	}
+	return nil
+}
+
+// Stamp returns a copy of meta with the scope and, when expires is not
+// zero, the expiry added.
+func Stamp(meta map[string]any, s scope.Scope, expires time.Time) map[string]any {
+	out := make(map[string]any, len(meta)+len(s)+1)
+	maps.Copy(out, meta)
+	maps.Copy(out, s.Metadata())
+	if !expires.IsZero() {
+		out[ExpiresField] = expires.UnixMilli()
+	}
+	return out
+}
+
+// Strip returns meta without the reserved keys, nil when nothing is left.
+// meta is not changed.
+func Strip(meta map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range meta {
+		if Reserved(k) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(meta))
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// Expires returns the time an item with metadata meta expires; zero for
+// never.
+func Expires(meta map[string]any) time.Time {
+	v, ok := mnemo.FilterValue(meta[ExpiresField])
+	ms, isNum := v.(float64)
+	if !ok || !isNum {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(ms))
+}
+
+// Expired reports whether an item with metadata meta has expired at now.
+func Expired(meta map[string]any, now time.Time) bool {
+	t := Expires(meta)
+	return !t.IsZero() && !t.After(now)
+}
+
+// Read is what one read admits.
+type Read struct {
+	// Scope the items must have (nil: any); ignored when AllScopes.
+	Scope     scope.Scope
+	AllScopes bool
+	// Now, when not zero, drops the items expired at Now.
+	Now time.Time
+	// Where is the caller's filter over the items' metadata (nil: none).
+	Where map[string]any
+}
+
+// Filter builds r's filter, wrapping a bad caller filter in invalid.
+// A filter naming a reserved key is refused: scopes and expiry are the
+// handle's to apply.
+func (r Read) Filter(invalid error) (*mnemo.Filter, error) {
+	var parts []any
+	if len(r.Where) > 0 {
+		if err := checkFilterKeys(invalid, r.Where, 0); err != nil {
+			return nil, err
+		}
+		parts = append(parts, r.Where)
+	}
+	if !r.AllScopes && len(r.Scope) > 0 {
+		parts = append(parts, r.Scope.Filter())
+	}
+	if !r.Now.IsZero() {
+		parts = append(parts, NotExpired(r.Now))
+	}
+	var m map[string]any
+	switch len(parts) {
+	case 0:
+		return nil, nil
+	case 1:
+		m = parts[0].(map[string]any)
+	default:
+		m = map[string]any{"$and": parts}
+	}
+	f, err := mnemo.NewFilter(m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", invalid, err)
+	}
+	return f, nil
+}
+
+// NotExpired is the filter that admits the items not expired at now.
+func NotExpired(now time.Time) map[string]any {
+	return map[string]any{"$or": []any{
+		map[string]any{ExpiresField: map[string]any{"$exists": false}},
+		map[string]any{ExpiresField: map[string]any{"$gt": now.UnixMilli()}},
+	}}
+}
+
+// ExpiredBy is the filter that admits the items expired at now.
+func ExpiredBy(now time.Time) map[string]any {
+	return map[string]any{ExpiresField: map[string]any{"$lte": now.UnixMilli()}}
+}
+
+// checkFilterKeys refuses a filter that names a reserved key at any depth.
+func checkFilterKeys(invalid error, v any, depth int) error {
+	if depth > mnemo.MaxFilterDepth {
+		return nil // NewFilter reports the depth
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, sub := range x {
+			if Reserved(k) {
+				return fmt.Errorf("%w: filter names the reserved key %q", invalid, k)
+			}
+			if err := checkFilterKeys(invalid, sub, depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, sub := range x {
+			if err := checkFilterKeys(invalid, sub, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Change is one update of an item: its content before and after, and
+// when.
+type Change struct {
+	Old string    `json:"old"`
+	New string    `json:"new"`
+	At  time.Time `json:"at"`
+}
+
+// History returns the changes an item's metadata records, oldest first.
+func History(meta map[string]any) []Change {
+	raw, ok := meta[HistoryField].(string)
+	if !ok {
+		return nil
+	}
+	var out []Change
+	if json.Unmarshal([]byte(raw), &out) != nil {
+		return nil
+	}
+	return out
+}
+
+// WithChange returns a copy of meta whose history ends with c, within the
+// bounds above: the newest changes are kept, and a side of c longer than
+// MaxChangeText is cut (at a rune boundary) and marked with "…".
+func WithChange(meta map[string]any, c Change) map[string]any {
+	c.Old, c.New = cut(c.Old), cut(c.New)
+	h := append(History(meta), c)
+	if len(h) > MaxHistory {
+		h = h[len(h)-MaxHistory:]
+	}
+	b, _ := json.Marshal(h) // strings and times always marshal
+	for len(b) > MaxHistoryBytes && len(h) > 1 {
+		h = h[1:]
+		b, _ = json.Marshal(h)
+	}
+	out := maps.Clone(meta)
+	if out == nil {
+		out = map[string]any{}
+	}
+	out[HistoryField] = string(b)
+	return out
+}
+
+func cut(s string) string {
+	if len(s) <= MaxChangeText {
+		return s
+	}
+	i := MaxChangeText
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
