@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"strings"
 	"time"
@@ -54,16 +53,12 @@ type Semantic struct {
 	space *textvec.Space
 	maxD  *float32
 	r     textvec.Retrieval
-	scope scope.Scope
-	ttl   time.Duration
-	now   func() time.Time
+	pol   item.Policy // scope, TTL, clock
 	// mu serialises Delete's find-then-remove and Update's
 	// read-then-write, like the original's per-instance lock; the
 	// collection itself is concurrency-safe.
-	mu ctxsync.Mutex
-	// sweeper runs Sweep in the background; stopSweep ends it.
-	stopSweep context.CancelFunc
-	swept     chan struct{}
+	mu      ctxsync.Mutex
+	sweeper *item.Sweeper // runs Sweep in the background; nil for none
 }
 
 var _ Store = (*Semantic)(nil)
@@ -142,11 +137,9 @@ func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*S
 	if err := textvec.CheckCutoff(ErrInvalid, "MaxDistance", o.MaxDistance, 0, 2); err != nil {
 		return nil, err
 	}
-	if err := o.Scope.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if o.TTL < 0 {
-		return nil, fmt.Errorf("%w: TTL %v, want >= 0", ErrInvalid, o.TTL)
+	pol, err := item.NewPolicy(ErrInvalid, o.Scope, o.TTL, o.Clock)
+	if err != nil {
+		return nil, err
 	}
 	r := textvec.Retrieval{Mode: o.Mode, Spread: o.Spread}
 	if err := r.Check(ErrInvalid); err != nil {
@@ -160,45 +153,21 @@ func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*S
 	if err != nil {
 		return nil, err
 	}
-	sm := &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance, r: r, scope: maps.Clone(o.Scope), ttl: o.TTL, now: o.Clock}
-	if sm.now == nil {
-		sm.now = time.Now
-	}
+	sm := &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance, r: r, pol: pol}
 	if o.SweepEvery == 0 {
 		o.SweepEvery = DefaultSweepEvery
 	}
-	if o.SweepEvery > 0 {
-		sm.sweepEvery(o.SweepEvery)
-	}
+	sm.sweeper = item.StartSweeper(o.SweepEvery, func(ctx context.Context) error {
+		_, err := sm.Sweep(ctx)
+		return err
+	})
 	return sm, nil
-}
-
-// sweepEvery starts the background sweep.
-func (s *Semantic) sweepEvery(d time.Duration) {
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopSweep, s.swept = cancel, make(chan struct{})
-	go func() {
-		defer close(s.swept)
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				s.Sweep(ctx) // what fails is retried at the next tick
-			}
-		}
-	}()
 }
 
 // Close stops the background sweep and closes the database if
 // OpenSemantic opened it.
 func (s *Semantic) Close() error {
-	if s.stopSweep != nil {
-		s.stopSweep()
-		<-s.swept
-	}
+	s.sweeper.Stop()
 	if s.ownDB {
 		return s.db.Close()
 	}
@@ -269,11 +238,12 @@ func (s *Semantic) AddWith(ctx context.Context, content string, o *AddOptions) (
 	if err := item.CheckMeta(ErrInvalid, ao.Metadata); err != nil {
 		return "", err
 	}
-	if ao.TTL < 0 {
-		return "", fmt.Errorf("%w: TTL %v, want >= 0", ErrInvalid, ao.TTL)
+	expires, err := s.pol.Expiry(ErrInvalid, ao.TTL, ao.ExpiresAt)
+	if err != nil {
+		return "", err
 	}
 	if ao.Replaces != "" {
-		return ao.Replaces, s.update(ctx, ao.Replaces, content, &ao)
+		return ao.Replaces, s.update(ctx, ao.Replaces, content, &ao, expires)
 	}
 	v, err := s.space.Vector(ctx, "fact", content)
 	if err != nil {
@@ -285,7 +255,7 @@ func (s *Semantic) AddWith(ctx context.Context, content string, o *AddOptions) (
 	if err != nil {
 		return "", err
 	}
-	meta := item.Stamp(ao.Metadata, s.scope, s.expiry(&ao))
+	meta := item.Stamp(ao.Metadata, s.pol.Scope, expires)
 	if _, err := s.space.Insert(ctx, s.c, mnemo.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
 		if errors.Is(err, mnemo.ErrInvalidRecord) {
 			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -293,20 +263,6 @@ func (s *Semantic) AddWith(ctx context.Context, content string, o *AddOptions) (
 		return "", err
 	}
 	return id.String(), nil
-}
-
-// expiry is when a fact stored with o expires: o's own time, o's TTL or
-// the store's; zero for never.
-func (s *Semantic) expiry(o *AddOptions) time.Time {
-	switch {
-	case !o.ExpiresAt.IsZero():
-		return o.ExpiresAt
-	case o.TTL > 0:
-		return s.now().Add(o.TTL)
-	case s.ttl > 0:
-		return s.now().Add(s.ttl)
-	}
-	return time.Time{}
 }
 
 // Fact is one stored fact (Get).
@@ -344,16 +300,10 @@ func (s *Semantic) get(ctx context.Context, id string) (mnemo.Record, bool, erro
 		r, ok, err = c.Get(ctx, id)
 		return err
 	})
-	if err != nil || !ok || !s.visible(r.Metadata) {
+	if err != nil || !ok || !s.pol.Visible(r.Metadata) {
 		return mnemo.Record{}, false, err
 	}
 	return r, true, nil
-}
-
-// visible reports whether a fact with metadata meta is the handle's to
-// see: of its scope (every fact when it has none) and not expired.
-func (s *Semantic) visible(meta map[string]any) bool {
-	return !item.Expired(meta, s.now()) && s.inScope(meta)
 }
 
 // History returns the updates of the fact with the given ID, oldest
@@ -374,12 +324,12 @@ func (s *Semantic) History(ctx context.Context, id string) ([]Change, error) {
 // text, time) in its history. ErrNotFound when the handle cannot see the
 // fact; updating a fact to its own text records nothing.
 func (s *Semantic) Update(ctx context.Context, id, content string) error {
-	return s.update(ctx, id, content, nil)
+	return s.update(ctx, id, content, nil, time.Time{})
 }
 
-// update is Update; o, when set, also replaces the metadata and expiry
-// (AddWith with Replaces).
-func (s *Semantic) update(ctx context.Context, id, content string, o *AddOptions) error {
+// update is Update; o, when set, also replaces the metadata, and the
+// expiry with expires (AddWith with Replaces).
+func (s *Semantic) update(ctx context.Context, id, content string, o *AddOptions, expires time.Time) error {
 	v, err := s.space.Vector(ctx, "fact", content)
 	if err != nil {
 		return err
@@ -399,7 +349,7 @@ func (s *Semantic) update(ctx context.Context, id, content string, o *AddOptions
 	if o != nil {
 		// The new fact's metadata, scope and expiry, with the old one's
 		// history and place.
-		fresh := item.Stamp(o.Metadata, s.scope, s.expiry(o))
+		fresh := item.Stamp(o.Metadata, s.pol.Scope, expires)
 		for _, k := range []string{item.HistoryField, textvec.PosField} {
 			if v, ok := meta[k]; ok {
 				fresh[k] = v
@@ -409,7 +359,7 @@ func (s *Semantic) update(ctx context.Context, id, content string, o *AddOptions
 	} else if old.Content == content {
 		return nil
 	}
-	meta = item.WithChange(meta, Change{Old: old.Content, New: content, At: s.now().UTC()})
+	meta = item.WithChange(meta, Change{Old: old.Content, New: content, At: s.pol.Now().UTC()})
 	return s.c.Do(ctx, func(c mnemo.Collection) error {
 		_, err := c.Upsert(ctx, mnemo.Record{ID: id, Vector: v, Content: content, Metadata: meta})
 		if errors.Is(err, mnemo.ErrInvalidRecord) {
@@ -472,21 +422,6 @@ func texts(hits []Hit, err error) ([]string, error) {
 	return out, nil
 }
 
-// read is the filter a read of the handle applies with o.
-func (s *Semantic) read(o *SearchOptions) (*mnemo.Filter, error) {
-	r := item.Read{Scope: s.scope, Now: s.now()}
-	if o != nil {
-		if o.Scope != nil {
-			if err := o.Scope.Validate(); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
-			}
-			r.Scope = o.Scope
-		}
-		r.AllScopes, r.Where = o.AllScopes, o.Where
-	}
-	return r.Filter(ErrInvalid)
-}
-
 func (s *Semantic) search(ctx context.Context, query string, o *SearchOptions) ([]Hit, error) {
 	var so SearchOptions
 	if o != nil {
@@ -502,7 +437,7 @@ func (s *Semantic) search(ctx context.Context, query string, o *SearchOptions) (
 		}
 		maxD = so.MaxDistance
 	}
-	f, err := s.read(&so)
+	f, err := s.pol.Read(ErrInvalid, so.Scope, so.AllScopes, so.Where)
 	if err != nil {
 		return nil, err
 	}
@@ -572,7 +507,7 @@ func (s *Semantic) ListAll(ctx context.Context) ([]string, error) {
 // each calls fn for every fact the handle sees, oldest first.
 func (s *Semantic) each(ctx context.Context, fn func(mnemo.Record)) error {
 	return s.scan(ctx, func(r mnemo.Record) {
-		if s.visible(r.Metadata) {
+		if s.pol.Visible(r.Metadata) {
 			fn(r)
 		}
 	})
@@ -594,36 +529,7 @@ func (s *Semantic) scan(ctx context.Context, fn func(mnemo.Record)) error {
 // one) that have expired, and returns how many it deleted. Expired facts
 // are never returned, swept or not; the background sweep
 // (SemanticOptions.SweepEvery) calls Sweep. O(facts).
-func (s *Semantic) Sweep(ctx context.Context) (int, error) {
-	now := s.now()
-	var ids []string
-	err := s.scan(ctx, func(r mnemo.Record) {
-		if item.Expired(r.Metadata, now) && s.inScope(r.Metadata) {
-			ids = append(ids, r.ID)
-		}
-	})
-	if err != nil || len(ids) == 0 {
-		return 0, err
-	}
-	var n int
-	err = s.c.Do(ctx, func(c mnemo.Collection) error {
-		var err error
-		n, err = c.Delete(ctx, ids...)
-		return err
-	})
-	return n, err
-}
-
-// inScope reports whether a fact with metadata meta is of the handle's
-// scope.
-func (s *Semantic) inScope(meta map[string]any) bool {
-	for name, v := range s.scope {
-		if meta[scope.Prefix+name] != v {
-			return false
-		}
-	}
-	return true
-}
+func (s *Semantic) Sweep(ctx context.Context) (int, error) { return s.pol.Sweep(ctx, s.c) }
 
 // SemanticStats counts the facts of a handle's scope (every fact's,
 // without one).
@@ -634,16 +540,6 @@ type SemanticStats struct {
 
 // Stats counts the facts of the handle's scope. O(facts).
 func (s *Semantic) Stats(ctx context.Context) (SemanticStats, error) {
-	now := s.now()
-	var st SemanticStats
-	err := s.scan(ctx, func(r mnemo.Record) {
-		switch {
-		case !s.inScope(r.Metadata):
-		case item.Expired(r.Metadata, now):
-			st.Expired++
-		default:
-			st.Facts++
-		}
-	})
-	return st, err
+	live, expired, err := s.pol.Count(ctx, s.c)
+	return SemanticStats{Facts: live, Expired: expired}, err
 }

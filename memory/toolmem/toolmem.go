@@ -79,7 +79,9 @@ import (
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/item"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
+	"github.com/mnemodb/mnemo/memory/scope"
 )
 
 // Entry is one tool-usage memory.
@@ -112,19 +114,57 @@ type Entry struct {
 	ResultSummary string         // see Summarize
 	Similarity    float32        // filled by Retrieve
 	Timestamp     time.Time      // set to now (UTC) by Store when zero; persisted
+	// Metadata is the caller's own (JSON-compatible values; Search.Where
+	// filters on it). The keys tool_name, tool_args, result_summary and
+	// timestamp, and those starting "mnemo.", are the memory's (ErrInvalid).
+	Metadata map[string]any
+	// ExpiresAt, when not zero on Store, is when the entry expires;
+	// zero means after Options.TTL (or never). Filled by reads.
+	ExpiresAt time.Time
+	// Filled by reads: the entry's scope (Options.Scope of the handle
+	// that stored it), and why Retrieve returned it (see Hit).
+	Scope scope.Scope
+	Why   Why
 }
+
+// Why says why a search returned an entry: Score ranks the hits (the
+// fused score in hybrid mode, the similarity in vector mode, BM25 in text
+// mode), VectorRank and TextRank are its ranks (from 1) among the
+// candidates of the question's embedding and of its words, 0 when that
+// side did not find it. An entry with neither was lifted by a match
+// stored beside it (Spread).
+type Why struct {
+	Score                float64
+	VectorRank, TextRank int
+}
+
+// Spread reports whether the entry was returned only for a match stored
+// beside it.
+func (w Why) Spread() bool { return w.VectorRank == 0 && w.TextRank == 0 }
 
 // TextEntry is one text memory.
 type TextEntry struct {
 	ID         string
 	Text       string
-	Similarity float32 // filled by SearchText
+	Similarity float32     // filled by SearchText
+	ExpiresAt  time.Time   // zero for never (see Entry)
+	Scope      scope.Scope // filled by reads
+	Why        Why         // filled by SearchText
 }
 
 // Search tunes Retrieve and SearchText; nil means the defaults.
 type Search struct {
 	TopK      int      // at most this many entries; 0 means DefaultTopK
 	Threshold *float32 // minimum similarity, as new(float32(x)); nil means DefaultThreshold; NaN and infinities are ErrInvalid
+	// Where filters by metadata in the engine's filter syntax
+	// (mnemo.NewFilter), over an entry's Metadata and its tool_name,
+	// result_summary and timestamp: {"tool_name": "get_weather"}. nil
+	// admits every entry. It may not name a "mnemo." key.
+	Where map[string]any
+	// Scope, when set, reads that scope instead of the handle's;
+	// AllScopes reads every scope (a cross-scope read, asked for).
+	Scope     scope.Scope
+	AllScopes bool
 }
 
 // Defaults of Search. DefaultThreshold is the original's, and applies
@@ -175,7 +215,25 @@ type Options struct {
 	// [0, 1]; nil means 0.5 (chosen by measurement on conversations:
 	// docs/performance-notes.md, "Retrieval defaults"), 0 turns it off.
 	Spread *float32
+	// Scope is the handle's scope (package scope): every entry it stores
+	// carries it and every read, Delete and Count sees only entries that
+	// have it. nil reads every entry and stores unscoped ones.
+	Scope scope.Scope
+	// TTL, when positive, is how long an entry stored without its own
+	// ExpiresAt lives; 0 means forever. Expired entries are never
+	// returned.
+	TTL time.Duration
+	// SweepEvery is how often a background sweep deletes expired entries;
+	// 0 means DefaultSweepEvery, negative no background sweep (call
+	// Sweep).
+	SweepEvery time.Duration
+	// Clock returns the time expiry uses; nil means time.Now.
+	Clock func() time.Time
 }
+
+// DefaultSweepEvery is how often a Memory deletes expired entries in the
+// background by default.
+const DefaultSweepEvery = 10 * time.Minute
 
 // Memory is a tool-usage and text memory. It is safe for concurrent use by
 // multiple goroutines.
@@ -185,6 +243,8 @@ type Memory struct {
 	tools, texts *textvec.Bound
 	space        *textvec.Space
 	retrieval    textvec.Retrieval
+	pol          item.Policy   // scope, TTL, clock
+	sweeper      *item.Sweeper // nil for none
 }
 
 // Kinds of the collections a Memory keeps (mnemo.CollectionConfig.Kind):
@@ -213,17 +273,28 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Memory, error) {
 	if err := r.Check(ErrInvalid); err != nil {
 		return nil, err
 	}
+	pol, err := item.NewPolicy(ErrInvalid, o.Scope, o.TTL, o.Clock)
+	if err != nil {
+		return nil, err
+	}
 	space, err := textvec.New(o.Embedder, ErrEmptyText, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{db: db, space: space, retrieval: r}
+	m := &Memory{db: db, space: space, retrieval: r, pol: pol}
 	if m.tools, err = space.Bind(ctx, db, o.Name+".tools", KindTools); err != nil {
 		return nil, err
 	}
 	if m.texts, err = space.Bind(ctx, db, o.Name+".texts", KindTexts); err != nil {
 		return nil, err
 	}
+	if o.SweepEvery == 0 {
+		o.SweepEvery = DefaultSweepEvery
+	}
+	m.sweeper = item.StartSweeper(o.SweepEvery, func(ctx context.Context) error {
+		_, err := m.Sweep(ctx)
+		return err
+	})
 	return m, nil
 }
 
@@ -243,8 +314,10 @@ func Open(dir string, opts *Options) (*Memory, error) {
 	return m, nil
 }
 
-// Close closes the database if Open opened it; otherwise it does nothing.
+// Close stops the background sweep and closes the database if Open
+// opened it.
 func (m *Memory) Close() error {
+	m.sweeper.Stop()
 	if m.ownDB {
 		return m.db.Close()
 	}
@@ -275,16 +348,59 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	meta := map[string]any{
-		"tool_name":      e.ToolName,
-		"tool_args":      args,
-		"result_summary": e.ResultSummary,
-		"timestamp":      e.Timestamp.Format(time.RFC3339Nano),
+	if err := checkMeta(e.Metadata); err != nil {
+		return "", err
+	}
+	expires, err := m.pol.Expiry(ErrInvalid, 0, e.ExpiresAt)
+	if err != nil {
+		return "", err
+	}
+	meta := item.Stamp(e.Metadata, m.pol.Scope, expires)
+	meta["tool_name"] = e.ToolName
+	meta["tool_args"] = args
+	meta["result_summary"] = e.ResultSummary
+	meta["timestamp"] = e.Timestamp.Format(time.RFC3339Nano)
+	if err := m.owned(ctx, m.tools, e.ID); err != nil {
+		return "", err
 	}
 	if _, err := m.space.Insert(ctx, m.tools, mnemo.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}); err != nil {
 		return "", wrap(err)
 	}
 	return e.ID, nil
+}
+
+// entryKeys are the metadata keys Store fills itself.
+var entryKeys = []string{"tool_name", "tool_args", "result_summary", "timestamp"}
+
+// checkMeta refuses caller metadata that sets a key the memory keeps.
+func checkMeta(meta map[string]any) error {
+	if err := item.CheckMeta(ErrInvalid, meta); err != nil {
+		return err
+	}
+	for _, k := range entryKeys {
+		if _, ok := meta[k]; ok {
+			return fmt.Errorf("%w: metadata key %q is the entry's own", ErrInvalid, k)
+		}
+	}
+	return nil
+}
+
+// owned refuses to overwrite an entry of another scope: a scoped handle
+// may replace only its own. An unscoped handle may replace any.
+func (m *Memory) owned(ctx context.Context, c *textvec.Bound, id string) error {
+	if len(m.pol.Scope) == 0 {
+		return nil
+	}
+	return c.Do(ctx, func(c mnemo.Collection) error {
+		r, ok, err := c.Get(ctx, id)
+		if err != nil {
+			return wrap(err)
+		}
+		if ok && !m.pol.InScope(r.Metadata) {
+			return fmt.Errorf("%w: entry %q belongs to another scope", ErrInvalid, id)
+		}
+		return nil
+	})
 }
 
 // wrap maps engine input errors to this package's; the engine's sentinel
@@ -306,17 +422,49 @@ func (m *Memory) Retrieve(ctx context.Context, question string, s *Search) ([]En
 	}
 	out := make([]Entry, 0, len(hits))
 	for _, h := range hits {
-		meta := h.Record.Metadata
-		e := Entry{ID: h.Record.ID, Question: h.Record.Content, Similarity: similarity(h)}
-		e.ToolName, _ = meta["tool_name"].(string)
-		e.ToolArgs = decodeArgs(meta["tool_args"])
-		e.ResultSummary, _ = meta["result_summary"].(string)
-		if ts, ok := meta["timestamp"].(string); ok {
-			e.Timestamp, _ = time.Parse(time.RFC3339Nano, ts)
-		}
+		e := entryOf(h.Record)
+		e.Similarity = similarity(h)
+		e.Why = Why{Score: h.Score, VectorRank: h.VectorRank, TextRank: h.TextRank}
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// entryOf decodes a tool entry's record.
+func entryOf(r mnemo.Record) Entry {
+	meta := r.Metadata
+	e := Entry{ID: r.ID, Question: r.Content, ExpiresAt: item.Expires(meta), Scope: scope.FromMetadata(meta)}
+	e.ToolName, _ = meta["tool_name"].(string)
+	e.ToolArgs = decodeArgs(meta["tool_args"])
+	e.ResultSummary, _ = meta["result_summary"].(string)
+	if ts, ok := meta["timestamp"].(string); ok {
+		e.Timestamp, _ = time.Parse(time.RFC3339Nano, ts)
+	}
+	if own := item.Strip(meta); own != nil {
+		for _, k := range entryKeys {
+			delete(own, k)
+		}
+		if len(own) > 0 {
+			e.Metadata = own
+		}
+	}
+	return e
+}
+
+// Get returns the tool entry with the given ID; ok is false when the
+// handle cannot see it (absent, expired or of another scope).
+func (m *Memory) Get(ctx context.Context, id string) (Entry, bool, error) {
+	var r mnemo.Record
+	var ok bool
+	err := m.tools.Do(ctx, func(c mnemo.Collection) error {
+		var err error
+		r, ok, err = c.Get(ctx, id)
+		return err
+	})
+	if err != nil || !ok || !m.pol.Visible(r.Metadata) {
+		return Entry{}, false, wrap(err)
+	}
+	return entryOf(r), true, nil
 }
 
 func similarity(h mnemo.Hit) float32 { return max(0, h.Similarity) }
@@ -343,7 +491,11 @@ func (m *Memory) search(ctx context.Context, c *textvec.Bound, query string, s *
 	if strings.TrimSpace(query) == "" {
 		return nil, nil // nothing to match (see Text in the package doc)
 	}
-	hits, err := m.space.Query(ctx, c, m.retrieval, query, o.TopK, nil, nil)
+	f, err := m.pol.Read(ErrInvalid, o.Scope, o.AllScopes, o.Where)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := m.space.Query(ctx, c, m.retrieval, query, o.TopK, f, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -365,10 +517,25 @@ func (m *Memory) DefaultThreshold() float32 {
 	return DefaultThreshold
 }
 
-// Delete removes the tool entry with the given ID; an absent ID is a
-// no-op.
+// Delete removes the tool entry with the given ID; an absent ID, or one
+// of another scope, is a no-op.
 func (m *Memory) Delete(ctx context.Context, id string) error {
-	err := m.tools.Do(ctx, func(c mnemo.Collection) error {
+	return m.delete(ctx, m.tools, id)
+}
+
+// DeleteText removes the text memory with the given ID (see Delete).
+func (m *Memory) DeleteText(ctx context.Context, id string) error {
+	return m.delete(ctx, m.texts, id)
+}
+
+func (m *Memory) delete(ctx context.Context, b *textvec.Bound, id string) error {
+	err := b.Do(ctx, func(c mnemo.Collection) error {
+		if len(m.pol.Scope) > 0 {
+			r, ok, err := c.Get(ctx, id)
+			if err != nil || !ok || !m.pol.InScope(r.Metadata) {
+				return err
+			}
+		}
 		_, err := c.Delete(ctx, id)
 		return err
 	})
@@ -377,11 +544,22 @@ func (m *Memory) Delete(ctx context.Context, id string) error {
 
 // SaveText saves a text memory and returns its new ID.
 func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
-	v, err := m.space.Vector(ctx, "text", text)
+	return m.SaveTextWith(ctx, TextEntry{Text: text})
+}
+
+// SaveTextWith saves a text memory with its expiry (TextEntry.ExpiresAt;
+// zero means after Options.TTL, or never) and returns its new ID; the
+// other fields are ignored.
+func (m *Memory) SaveTextWith(ctx context.Context, e TextEntry) (string, error) {
+	v, err := m.space.Vector(ctx, "text", e.Text)
 	if err != nil {
 		return "", err
 	}
-	id, err := m.space.Insert(ctx, m.texts, mnemo.Record{Vector: v, Content: text})
+	expires, err := m.pol.Expiry(ErrInvalid, 0, e.ExpiresAt)
+	if err != nil {
+		return "", err
+	}
+	id, err := m.space.Insert(ctx, m.texts, mnemo.Record{Vector: v, Content: e.Text, Metadata: item.Stamp(nil, m.pol.Scope, expires)})
 	if err != nil {
 		return "", wrap(err)
 	}
@@ -397,19 +575,48 @@ func (m *Memory) SearchText(ctx context.Context, query string, s *Search) ([]Tex
 	}
 	out := make([]TextEntry, len(hits))
 	for i, h := range hits {
-		out[i] = TextEntry{ID: h.Record.ID, Text: h.Record.Content, Similarity: similarity(h)}
+		meta := h.Record.Metadata
+		out[i] = TextEntry{ID: h.Record.ID, Text: h.Record.Content, Similarity: similarity(h),
+			ExpiresAt: item.Expires(meta), Scope: scope.FromMetadata(meta),
+			Why: Why{Score: h.Score, VectorRank: h.VectorRank, TextRank: h.TextRank}}
 	}
 	return out, nil
 }
 
-// Count returns the number of tool entries (text memories are not
-// counted, as in the original).
+// Count returns the number of tool entries the handle sees (text
+// memories are not counted, as in the original): those of its scope, not
+// expired. O(entries): a scan reads each entry's scope and expiry.
 func (m *Memory) Count(ctx context.Context) (int, error) {
-	var n int
-	err := m.tools.Do(ctx, func(c mnemo.Collection) error {
-		var err error
-		n, err = c.Count(ctx)
-		return err
-	})
-	return n, err
+	st, err := m.Stats(ctx)
+	return st.Tools, err
+}
+
+// Stats counts a handle's entries: those of its scope, live and expired
+// (not yet swept).
+type Stats struct {
+	Tools, Texts int // live entries, the ones reads return
+	Expired      int // expired tool entries and texts a sweep has not deleted yet
+}
+
+// Stats counts the entries of the handle's scope. O(entries).
+func (m *Memory) Stats(ctx context.Context) (Stats, error) {
+	tools, ex1, err := m.pol.Count(ctx, m.tools)
+	if err != nil {
+		return Stats{}, err
+	}
+	texts, ex2, err := m.pol.Count(ctx, m.texts)
+	return Stats{Tools: tools, Texts: texts, Expired: ex1 + ex2}, err
+}
+
+// Sweep deletes the expired entries and texts of the handle's scope
+// (every scope's, without one) and returns how many it deleted. Expired
+// entries are never returned, swept or not; the background sweep
+// (Options.SweepEvery) calls Sweep. O(entries).
+func (m *Memory) Sweep(ctx context.Context) (int, error) {
+	n1, err := m.pol.Sweep(ctx, m.tools)
+	if err != nil {
+		return n1, err
+	}
+	n2, err := m.pol.Sweep(ctx, m.texts)
+	return n1 + n2, err
 }
