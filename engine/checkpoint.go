@@ -95,7 +95,7 @@ func (c *Collection) checkpoint() error {
 	c.sinceCheckpoint.Store(0)
 	c.writes.Unlock()
 	if err != nil {
-		return fmt.Errorf("engine: checkpoint %q: %w", c.name, err)
+		return fmt.Errorf("engine: checkpoint %q: %w", c.Name(), err)
 	}
 	if err := hook(1); err != nil {
 		return err
@@ -109,7 +109,7 @@ func (c *Collection) checkpoint() error {
 		return err
 	}
 	if err := c.db.writeAtomic(c.db.cpPath, desc.File, buf.Bytes()); err != nil {
-		return writeError(fmt.Sprintf("checkpoint %q", c.name), err)
+		return writeError(fmt.Sprintf("checkpoint %q", c.Name()), err)
 	}
 	if err := hook(2); err != nil {
 		return err
@@ -118,7 +118,7 @@ func (c *Collection) checkpoint() error {
 	b := c.db.pdb.NewBatch()
 	defer b.Close()
 	b.Set(checkpointKey(c.id), js, nil)
-	if err := c.db.commit(b, pebble.Sync, fmt.Sprintf("checkpoint %q: store descriptor", c.name)); err != nil {
+	if err := c.db.commit(b, pebble.Sync, fmt.Sprintf("checkpoint %q: store descriptor", c.Name())); err != nil {
 		return err
 	}
 	if err := hook(3); err != nil {
@@ -128,7 +128,7 @@ func (c *Collection) checkpoint() error {
 		return err
 	}
 	if err := guard(func() error { return c.log.Truncate(seq, pebble.Sync) }); err != nil {
-		return writeError(fmt.Sprintf("checkpoint %q", c.name), err)
+		return writeError(fmt.Sprintf("checkpoint %q", c.Name()), err)
 	}
 	if err := hook(4); err != nil {
 		return err
@@ -138,7 +138,7 @@ func (c *Collection) checkpoint() error {
 	// that); there is nothing old to remove then.
 	if old != nil && old.File != desc.File {
 		if err := c.db.fs.Remove(c.db.fs.PathJoin(c.db.cpPath, old.File)); err != nil && !errors.Is(err, errNotExist) {
-			c.db.logf("checkpoint %q: remove %s: %v", c.name, old.File, err)
+			c.db.logf("checkpoint %q: remove %s: %v", c.Name(), old.File, err)
 		}
 	}
 	c.mu.Lock()
@@ -255,7 +255,7 @@ func (c *Collection) load() error {
 		}
 	}
 	if info.how == "rebuild" {
-		c.db.logf("collection %q: rebuilding index from %d records: %s", c.name, len(c.ids), info.reason)
+		c.db.logf("collection %q: rebuilding index from %d records: %s", c.Name(), len(c.ids), info.reason)
 		if c.idx, err = c.rebuild(); err != nil {
 			return err
 		}
@@ -269,7 +269,7 @@ func (c *Collection) load() error {
 		case errors.Is(err, ErrNoSpace), errors.Is(err, ErrReadOnly):
 			// The records are intact; the next Open that may write
 			// rebuilds again or finds the checkpoint.
-			c.db.logf("collection %q: rebuilt index not checkpointed: %v", c.name, err)
+			c.db.logf("collection %q: rebuilt index not checkpointed: %v", c.Name(), err)
 		case err != nil:
 			return err
 		}
@@ -291,7 +291,7 @@ func (c *Collection) scanRecords() error {
 		id := string(it.Key()[len(prefix):])
 		v, err := it.ValueAndErr()
 		if err != nil {
-			return readError(fmt.Sprintf("read record %q of %q", id, c.name), err)
+			return readError(fmt.Sprintf("read record %q of %q", id, c.Name()), err)
 		}
 		sr, err := decodeRecordOpt(v, false)
 		if err == nil && sr.dim != c.cfg.Dimension {
@@ -307,7 +307,7 @@ func (c *Collection) scanRecords() error {
 			err = fmt.Errorf("metadata: %v", merr)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: record %q of collection %q: %v", ErrCorrupt, id, c.name, err)
+			return fmt.Errorf("%w: record %q of collection %q: %v", ErrCorrupt, id, c.Name(), err)
 		}
 		c.ids[id], c.keys[sr.key], c.meta[sr.key] = sr.key, id, meta
 		c.cacheContent(sr.key, sr.content)
@@ -315,7 +315,7 @@ func (c *Collection) scanRecords() error {
 		c.nextKey = max(c.nextKey, sr.key+1)
 	}
 	if err := it.Error(); err != nil {
-		return readError(fmt.Sprintf("scan %q", c.name), err)
+		return readError(fmt.Sprintf("scan %q", c.Name()), err)
 	}
 	return nil
 }
@@ -417,7 +417,7 @@ func (c *Collection) rebuild() (index.Index, error) {
 		for ok := iter.First(); ok && failed.Load() == nil; ok = iter.Next() {
 			sr, derr := decodeRecord(iter.Value())
 			if derr != nil {
-				derr = fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, iter.Key()[len(prefix):], c.name, derr)
+				derr = fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, iter.Key()[len(prefix):], c.Name(), derr)
 				failed.CompareAndSwap(nil, &derr)
 				break
 			}
@@ -431,7 +431,7 @@ func (c *Collection) rebuild() (index.Index, error) {
 		return nil, *p
 	}
 	if err != nil {
-		return nil, readError(fmt.Sprintf("rebuild %q", c.name), err)
+		return nil, readError(fmt.Sprintf("rebuild %q", c.Name()), err)
 	}
 	return idx, nil
 }

@@ -27,7 +27,7 @@ import (
 // ErrClosed or ErrCollectionNotFound.
 type Collection struct {
 	db   *DB
-	name string
+	name atomic.Pointer[string] // changes only when ReplaceCollection renames it
 	id   uint32
 	cfg  mnemo.CollectionConfig
 	log  *wal.Log
@@ -94,7 +94,7 @@ func (c *Collection) lockIDs(ids []string) func() {
 }
 
 // Name returns the collection's name.
-func (c *Collection) Name() string { return c.name }
+func (c *Collection) Name() string { return *c.name.Load() }
 
 // Config returns the collection's config, defaults applied.
 func (c *Collection) Config() mnemo.CollectionConfig { return c.cfg }
@@ -108,7 +108,7 @@ func (c *Collection) enter() (func(), error) {
 	}
 	if c.dropped.Load() {
 		done()
-		return nil, fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.name)
+		return nil, fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.Name())
 	}
 	return done, nil
 }
@@ -168,6 +168,9 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 	}
 	c.writes.RLock()
 	defer c.writes.RUnlock()
+	if c.dropped.Load() { // dropped or replaced while this write waited
+		return nil, fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.Name())
+	}
 	unlock := c.lockIDs(ids)
 	defer unlock()
 
@@ -308,6 +311,9 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 	}
 	c.writes.RLock()
 	defer c.writes.RUnlock()
+	if c.dropped.Load() { // dropped or replaced while this write waited
+		return 0, fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.Name())
+	}
 	unlock := c.lockIDs(ids)
 	defer unlock()
 	var ops []logOp
@@ -383,11 +389,11 @@ func (c *Collection) readWith(id string, meta map[string]any, haveMeta bool) (mn
 	defer closer.Close()
 	sr, err := decodeRecord(v)
 	if err != nil {
-		return mnemo.Record{}, false, fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.name, err)
+		return mnemo.Record{}, false, fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.Name(), err)
 	}
 	if !haveMeta {
 		if meta, err = decodeMetadata(sr.meta); err != nil {
-			return mnemo.Record{}, false, fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
+			return mnemo.Record{}, false, fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.Name(), err)
 		}
 	}
 	return mnemo.Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta}, true, nil
@@ -445,11 +451,11 @@ func (c *Collection) scan(after string, limit int) ([]mnemo.Record, string, erro
 		}
 		sr, err := decodeRecord(v)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.name, err)
+			return nil, "", fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, id, c.Name(), err)
 		}
 		meta, err := decodeMetadata(sr.meta)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.name, err)
+			return nil, "", fmt.Errorf("%w: record %q of %q: metadata: %v", ErrCorrupt, id, c.Name(), err)
 		}
 		out = append(out, mnemo.Record{ID: id, Vector: sr.vector, Content: sr.content, Metadata: meta})
 	}

@@ -421,10 +421,11 @@ func (db *DB) newCollection(name string, id uint32, cfg mnemo.CollectionConfig) 
 		return nil, fmt.Errorf("engine: collection %q: %w", name, err)
 	}
 	c := &Collection{
-		db: db, name: name, id: id, cfg: cfg.WithDefaults(), log: l,
+		db: db, id: id, cfg: cfg.WithDefaults(), log: l,
 		ids: make(map[string]uint64), keys: make(map[uint64]string),
 		meta: make(map[uint64]map[string]any), content: make(map[uint64]string), fields: newFieldIndex(),
 	}
+	c.name.Store(&name)
 	if !c.cfg.Text.Disabled {
 		c.text = bm25.New()
 	}
@@ -634,7 +635,7 @@ func (db *DB) checkpointer() {
 				continue
 			}
 			if err := c.checkpoint(); err != nil {
-				db.logf("background checkpoint of %q: %v", c.name, err)
+				db.logf("background checkpoint of %q: %v", c.Name(), err)
 			}
 			done()
 		}

@@ -86,7 +86,7 @@ func (c *Collection) QueryPlan(ctx context.Context, q mnemo.Query) ([]mnemo.Hit,
 
 // checkQuery validates q, applies its defaults and resolves its mode.
 func (c *Collection) checkQuery(q *mnemo.Query) (mnemo.Mode, error) {
-	checked, mode, err := mnemo.CheckQuery(c.name, c.cfg, *q)
+	checked, mode, err := mnemo.CheckQuery(c.Name(), c.cfg, *q)
 	if err != nil {
 		return "", err
 	}
@@ -366,7 +366,7 @@ func (c *Collection) readMany(recs []mnemo.Record, onDisk []bool, withVectors bo
 		}
 		sr, err := decodeRecord(v)
 		if err != nil {
-			return fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, recs[i].ID, c.name, err)
+			return fmt.Errorf("%w: record %q of %q: %v", ErrCorrupt, recs[i].ID, c.Name(), err)
 		}
 		recs[i].Content = sr.content
 		if withVectors {

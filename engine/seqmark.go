@@ -154,14 +154,14 @@ func (db *DB) checkSeqMark(c *Collection) error {
 	if want == seqDropped {
 		return fmt.Errorf("%w: collection %q was dropped, and the drop was acknowledged, but it is back: "+
 			"writes were lost from Pebble's log (a damaged, cut or removed .log file); restore from a backup",
-			ErrCorrupt, c.name)
+			ErrCorrupt, c.Name())
 	}
 	if !ok || c.log.LastSeq() >= want {
 		return nil
 	}
 	return fmt.Errorf("%w: collection %q: its log ends at sequence %d, but sequence %d was acknowledged: "+
 		"writes were lost from Pebble's log (a damaged, cut or removed .log file); restore from a backup",
-		ErrCorrupt, c.name, c.log.LastSeq(), want)
+		ErrCorrupt, c.Name(), c.log.LastSeq(), want)
 }
 
 // checkLostCollections reports a collection the mark names whose creation

@@ -46,7 +46,7 @@ func (c *Collection) Reserve(ctx context.Context, n int) (int64, error) {
 	var first int64
 	err := c.sequence(ctx, "reserve", pebble.NoSync, func(next int64, started bool) (int64, error) {
 		if !started {
-			return 0, fmt.Errorf("%w: collection %q", mnemo.ErrSequenceUnset, c.name)
+			return 0, fmt.Errorf("%w: collection %q", mnemo.ErrSequenceUnset, c.Name())
 		}
 		if err := mnemo.CheckReserve(next, n); err != nil {
 			return 0, err
@@ -92,7 +92,7 @@ func (c *Collection) sequence(ctx context.Context, what string, opts *pebble.Wri
 	c.writes.RLock()
 	defer c.writes.RUnlock()
 	if c.dropped.Load() {
-		return fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.name)
+		return fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.Name())
 	}
 	c.seq.mu.Lock()
 	defer c.seq.mu.Unlock()
@@ -110,7 +110,7 @@ func (c *Collection) sequence(ctx context.Context, what string, opts *pebble.Wri
 	if err := b.Set(sequenceKey(c.id), binary.BigEndian.AppendUint64(nil, uint64(next)), nil); err != nil {
 		return fmt.Errorf("engine: %s: %w", what, err)
 	}
-	if err := c.db.commit(b, opts, fmt.Sprintf("%s in %q", what, c.name)); err != nil {
+	if err := c.db.commit(b, opts, fmt.Sprintf("%s in %q", what, c.Name())); err != nil {
 		return err
 	}
 	c.seq.next, c.seq.started = next, true
@@ -126,11 +126,11 @@ func (c *Collection) loadSequence() error {
 		return nil
 	}
 	if err != nil {
-		return readError(fmt.Sprintf("sequence of %q", c.name), err)
+		return readError(fmt.Sprintf("sequence of %q", c.Name()), err)
 	}
 	defer closer.Close()
 	if len(v) != 8 || binary.BigEndian.Uint64(v) > mnemo.MaxPosition {
-		return fmt.Errorf("%w: sequence of %q: %x is not a position", ErrCorrupt, c.name, v)
+		return fmt.Errorf("%w: sequence of %q: %x is not a position", ErrCorrupt, c.Name(), v)
 	}
 	c.seq.next, c.seq.started, c.seq.loaded = int64(binary.BigEndian.Uint64(v)), true, true
 	return nil

@@ -114,7 +114,7 @@ func (c *Collection) stats() (CollectionStats, error) {
 		return CollectionStats{}, err
 	}
 	cs := CollectionStats{
-		Name: c.name, Config: c.cfg, Records: records,
+		Name: c.Name(), Config: c.cfg, Records: records,
 		IndexBytes: c.idx.MemoryBytes(), LogRecords: n,
 		LastCheckpointSeq: info.lastCheckpoint.Seq, LastCheckpoint: info.lastCheckpoint.Time,
 		OpenedBy: info.how, RebuildReason: info.reason, ReplayedRecords: info.replayed, OpenDuration: info.took,

@@ -180,3 +180,14 @@ func (l *nameLock) Unlock() error {
 	})
 	return nil
 }
+
+// ReplaceCollection implements mnemo.Replacer (see DB.ReplaceCollection).
+func (s store) ReplaceCollection(ctx context.Context, name, with string, final func(ctx context.Context, old, new mnemo.Collection) error) error {
+	var f func(context.Context, *Collection, *Collection) error
+	if final != nil {
+		f = func(ctx context.Context, old, new *Collection) error {
+			return final(ctx, storeCollection{old}, storeCollection{new})
+		}
+	}
+	return s.db.ReplaceCollection(ctx, name, with, f)
+}

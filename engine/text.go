@@ -59,7 +59,7 @@ func (c *Collection) loadText() error {
 		v, err := it.ValueAndErr()
 		if err != nil {
 			it.Close()
-			return readError(fmt.Sprintf("read full-text entries of %q", c.name), err)
+			return readError(fmt.Sprintf("read full-text entries of %q", c.Name()), err)
 		}
 		if len(k) != 8 {
 			orphans = append(orphans, slices.Clone(it.Key()))
@@ -78,7 +78,7 @@ func (c *Collection) loadText() error {
 		c.text.Add(key, d)
 	}
 	if err := it.Close(); err != nil {
-		return readError(fmt.Sprintf("read full-text entries of %q", c.name), err)
+		return readError(fmt.Sprintf("read full-text entries of %q", c.Name()), err)
 	}
 	var missing []uint64
 	for key := range c.keys {
@@ -98,7 +98,7 @@ func (c *Collection) loadText() error {
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%w: record %q of %q vanished during open", ErrCorrupt, c.keys[key], c.name)
+			return fmt.Errorf("%w: record %q of %q vanished during open", ErrCorrupt, c.keys[key], c.Name())
 		}
 		d := textDocOf(c.cfg, rec.Content, rec.Metadata)
 		c.text.Add(key, d)
@@ -110,11 +110,11 @@ func (c *Collection) loadText() error {
 	c.loadInfo.textRebuilt = len(missing)
 	if damaged > 0 || len(orphans) > 0 {
 		c.loadInfo.textDamage = fmt.Sprintf("%d damaged and %d orphaned full-text entries", damaged, len(orphans))
-		c.db.logf("collection %q: %s rebuilt from the records", c.name, c.loadInfo.textDamage)
+		c.db.logf("collection %q: %s rebuilt from the records", c.Name(), c.loadInfo.textDamage)
 	}
-	if err := c.db.commit(b, pebble.Sync, fmt.Sprintf("store full-text entries of %q", c.name)); err != nil {
+	if err := c.db.commit(b, pebble.Sync, fmt.Sprintf("store full-text entries of %q", c.Name())); err != nil {
 		if errors.Is(err, ErrReadOnly) || errors.Is(err, ErrNoSpace) {
-			c.db.logf("collection %q: full-text entries of %d records indexed in memory only: %v", c.name, len(missing), err)
+			c.db.logf("collection %q: full-text entries of %d records indexed in memory only: %v", c.Name(), len(missing), err)
 			return nil
 		}
 		return err

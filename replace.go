@@ -1,0 +1,43 @@
+package mnemo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Replacer is implemented by stores that can put one collection in
+// place of another atomically (both backends do): the records of name are
+// deleted and the collection with takes its name, in one commit, so every
+// reader and every restart sees the old collection under name or the new
+// one, never a mix or neither. Writes to name wait while final runs;
+// final sees name's collection with no write in flight and may bring with
+// up to date before the switch (the last catch-up of a copy); when it
+// returns an error nothing is replaced. Writes that waited, and writes
+// through handles of the old collection afterwards, fail with an error
+// wrapping ErrCollectionNotFound, so a writer that opens name again finds
+// the new collection. final may read both collections and write with; it
+// must not touch other collections, and should be short.
+type Replacer interface {
+	ReplaceCollection(ctx context.Context, name, with string, final func(ctx context.Context, old, new Collection) error) error
+}
+
+// ErrNoReplace reports a store that cannot replace a collection
+// atomically (it is not a Replacer).
+var ErrNoReplace = errors.New("mnemo: the store cannot replace a collection atomically")
+
+// ReplaceCollection replaces name with with in s when s is a Replacer, or
+// wraps one (Unwrapper); otherwise it fails with ErrNoReplace.
+func ReplaceCollection(ctx context.Context, s Store, name, with string, final func(ctx context.Context, old, new Collection) error) error {
+	for s != nil {
+		if r, ok := s.(Replacer); ok {
+			return r.ReplaceCollection(ctx, name, with, final)
+		}
+		u, ok := s.(Unwrapper)
+		if !ok {
+			break
+		}
+		s = u.Unwrap()
+	}
+	return fmt.Errorf("%w: %T", ErrNoReplace, s)
+}
