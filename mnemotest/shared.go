@@ -25,6 +25,7 @@ func RunShared(t *testing.T, open Pair) {
 		{"DropFromOne", testDropFromOne},
 		{"Locks", testLocks},
 		{"Sequence", testSharedSequence},
+		{"ReplaceFromOne", testReplaceFromOne},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

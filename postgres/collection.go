@@ -122,12 +122,18 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 // index by ID.
 func (c *Collection) lockOld(ctx context.Context, tx pgx.Tx, ids []string, sql string) (map[string]oldText, error) {
 	var b pgx.Batch
+	// The table's write lock first, before any read of the table: a write
+	// that waits for ReplaceCollection (which holds EXCLUSIVE) then holds
+	// no lock on the table that its DROP would wait for.
+	b.Queue(`LOCK TABLE ` + c.table + ` IN ROW EXCLUSIVE MODE`)
 	b.Queue(lockIDs(c.id), ids)
 	b.Queue(sql, ids)
 	br := tx.SendBatch(ctx, &b)
 	defer br.Close()
-	if _, err := br.Exec(); err != nil {
-		return nil, err
+	for range 2 {
+		if _, err := br.Exec(); err != nil {
+			return nil, err
+		}
 	}
 	old, err := readOld(br)
 	if err != nil {

@@ -29,8 +29,9 @@
 // embed.ErrMismatch: open them again with the new one.
 //
 // The switch needs a store that can replace a collection atomically
-// (mnemo.Replacer: the embedded engine); on another store Collection
-// fails with mnemo.ErrNoReplace before embedding anything.
+// (mnemo.Replacer: the embedded engine and PostgreSQL both can); on
+// another store Collection fails with mnemo.ErrNoReplace before embedding
+// anything.
 package reembed
 
 import (

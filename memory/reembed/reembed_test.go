@@ -15,6 +15,7 @@ import (
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/memtest"
 	"github.com/mnemodb/mnemo/memory/store"
 )
 
@@ -51,7 +52,7 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("MNEMO_REEMBED_CHILD"); dir != "" {
 		os.Exit(child(dir))
 	}
-	os.Exit(m.Run())
+	os.Exit(memtest.Main(m))
 }
 
 // child re-embeds dir's "memories" slowly; the parent kills it.
@@ -135,37 +136,33 @@ func sameFacts(t *testing.T, got, want map[string]fact, when string) {
 // every fact is kept, searchable through the new embedder, and that a
 // handle of the old one fails with ErrMismatch.
 func TestReembed(t *testing.T) {
-	db, err := engine.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	want := seed(t, db.Store(), 300)
-	old, err := store.NewSemantic(ctx, db.Store(), &store.SemanticOptions{SweepEvery: -1})
+	db := memtest.Store(t)
+	want := seed(t, db, 300)
+	old, err := store.NewSemantic(ctx, db, &store.SemanticOptions{SweepEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer old.Close()
 	var last Progress
-	res, err := Collection(ctx, db.Store(), "memories", newModel(t), &Options{Batch: 50, Progress: func(p Progress) { last = p }})
+	res, err := Collection(ctx, db, "memories", newModel(t), &Options{Batch: 50, Progress: func(p Progress) { last = p }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Records != 300 || res.Embedded != 300 || res.Done || !last.Final || last.Scanned != 300 {
 		t.Fatalf("Result %+v, last progress %+v", res, last)
 	}
-	c, _ := db.Store().Collection(ctx, "memories")
+	c, _ := db.Collection(ctx, "memories")
 	if c.Config().Embedder != newModel(t).Identity() {
 		t.Fatalf("embedder %q after the switch", c.Config().Embedder)
 	}
 	sameFacts(t, contents(t, c), want, "after the switch")
-	if _, err := db.Store().Collection(ctx, "memories"+StagingSuffix); !errors.Is(err, mnemo.ErrCollectionNotFound) {
+	if _, err := db.Collection(ctx, "memories"+StagingSuffix); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("the staging collection is left: %v", err)
 	}
 	if _, err := old.Search(ctx, "city 3", 3); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("a handle of the old embedder: %v, want ErrMismatch", err)
 	}
-	fresh, err := store.NewSemantic(ctx, db.Store(), &store.SemanticOptions{Embedder: newModel(t), SweepEvery: -1})
+	fresh, err := store.NewSemantic(ctx, db, &store.SemanticOptions{Embedder: newModel(t), SweepEvery: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +170,7 @@ func TestReembed(t *testing.T) {
 	if got, err := fresh.Search(ctx, "fact 42", 1); err != nil || len(got) != 1 || got[0] != want[idOf(want, "fact 42:")].text {
 		t.Fatalf("search through the new embedder: %q, %v", got, err)
 	}
-	again, err := Collection(ctx, db.Store(), "memories", newModel(t), nil)
+	again, err := Collection(ctx, db, "memories", newModel(t), nil)
 	if err != nil || !again.Done || again.Records != 300 {
 		t.Fatalf("a second run: %+v, %v", again, err)
 	}
@@ -192,13 +189,9 @@ func idOf(m map[string]fact, prefix string) string {
 // deletes facts: every write acknowledged before the switch is in the new
 // collection, and none that was not.
 func TestReembedWhileWriting(t *testing.T) {
-	db, err := engine.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	want := seed(t, db.Store(), 200)
-	c, _ := db.Store().Collection(ctx, "memories")
+	db := memtest.Store(t)
+	want := seed(t, db, 200)
+	c, _ := db.Collection(ctx, "memories")
 	var mu sync.Mutex
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -232,13 +225,13 @@ func TestReembedWhileWriting(t *testing.T) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}()
-	_, err = Collection(ctx, db.Store(), "memories", slow{newModel(t), time.Millisecond}, &Options{Batch: 16})
+	_, err := Collection(ctx, db, "memories", slow{newModel(t), time.Millisecond}, &Options{Batch: 16})
 	close(stop)
 	wg.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	nc, _ := db.Store().Collection(ctx, "memories")
+	nc, _ := db.Collection(ctx, "memories")
 	sameFacts(t, contents(t, nc), want, "after re-embedding under writes")
 }
 
@@ -313,21 +306,17 @@ type plain struct{ mnemo.Store }
 // TestReembedNeedsReplacer checks that a store that cannot switch
 // collections atomically is refused before anything is embedded.
 func TestReembedNeedsReplacer(t *testing.T) {
-	db, err := engine.Open(t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	seed(t, db.Store(), 3)
+	db := memtest.Store(t)
+	seed(t, db, 3)
 	calls := 0
 	counting := countingEmbedder{newModel(t), &calls}
-	if _, err := Collection(ctx, plain{db.Store()}, "memories", counting, nil); !errors.Is(err, mnemo.ErrNoReplace) || calls != 0 {
+	if _, err := Collection(ctx, plain{db}, "memories", counting, nil); !errors.Is(err, mnemo.ErrNoReplace) || calls != 0 {
 		t.Fatalf("Collection on a store without Replacer: %v after %d Embed calls", err, calls)
 	}
-	if _, err := db.Store().Collection(ctx, "memories"+StagingSuffix); !errors.Is(err, mnemo.ErrCollectionNotFound) {
+	if _, err := db.Collection(ctx, "memories"+StagingSuffix); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("a staging collection was made: %v", err)
 	}
-	if _, err := Collection(ctx, db.Store(), "nothing", newModel(t), nil); !errors.Is(err, mnemo.ErrCollectionNotFound) {
+	if _, err := Collection(ctx, db, "nothing", newModel(t), nil); !errors.Is(err, mnemo.ErrCollectionNotFound) {
 		t.Fatalf("an absent collection: %v", err)
 	}
 }
