@@ -207,7 +207,10 @@ func TestImportEmbedderUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--embedder", "bert"}, `mnemo import: --embedder: unknown embedder "bert" (want hashing)`},
+		{[]string{"--embedder", "bert"}, `mnemo import: --embedder: unknown embedder "bert" (want hashing, openai or ollama)`},
+		{[]string{"--embedder", "openai"}, `mnemo import: --embedder: --embedder openai needs --model and --dim (the model's dimension)`},
+		{[]string{"--model", "m"}, `mnemo import: --embedder: --model and --embed-url need --embedder`},
+		{[]string{"--embedder", "hashing", "--model", "m"}, `mnemo import: --embedder: --model and --embed-url are for --embedder openai or ollama`},
 		{[]string{"--embedder", "hashing", "--dim", fmt.Sprint(h.Dimension() + 1)},
 			fmt.Sprintf("mnemo import: --dim %d disagrees with --embedder hashing, whose dimension is %d", h.Dimension()+1, h.Dimension())},
 	}

@@ -56,8 +56,7 @@ func importCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr 
 	dir := dbFlag(fs)
 	name := collectionFlag(fs, true, "the collection `NAME`")
 	dim := fs.Int("dim", 0, "create the collection (and the database) with dimension `N` if it does not exist")
-	embedderName := fs.String("embedder", "", "create the collection (and the database) if it does not exist with the embedder `NAME`, "+
-		embedderNames+" (the offline one), which sets its dimension; lines without a vector are embedded from their content by the collection's embedder")
+	ef := addEmbedderFlags(fs, "create the collection (and the database) if it does not exist with the embedder `NAME`, which sets its dimension (the offline one's is 384; give a model's with --dim); lines without a vector are embedded from their content by the collection's embedder")
 	metricName := fs.String("metric", "cosine", "the metric `M` of a collection --dim or --embedder creates: cosine, dot or l2")
 	file := fs.String("file", "", "read `FILE` instead of standard input")
 	batch := fs.Int("batch", 1000, "commit every `N` records")
@@ -70,10 +69,11 @@ func importCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr 
 	if *batch <= 0 {
 		return fs.fail("--batch %d, want > 0", *batch)
 	}
-	newCfg, err := importConfig(fs, *dim, *metricName, *embedderName)
+	newCfg, flagEmb, err := importConfig(fs, *dim, *metricName, ef)
 	if err != nil {
 		return err
 	}
+	embedderName := *ef.name
 	in, size := stdin, int64(0)
 	if *file != "" {
 		f, err := os.Open(*file)
@@ -83,12 +83,15 @@ func importCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr 
 		defer f.Close()
 		in, size = f, regularSize(f)
 	}
-	db, c, err := openImport(ctx, *dir, *name, newCfg, *embedderName)
+	db, c, err := openImport(ctx, *dir, *name, newCfg, embedderName)
 	if err != nil {
 		return err
 	}
 	defer closeDB(db, &err)
 	emb, embErr := collectionEmbedder(c.Config())
+	if flagEmb != nil { // the flags' address and key, for the collection's own model
+		emb, embErr = flagEmb, nil
+	}
 	im := &importer{c: c, name: *name, emb: emb, embErr: embErr, lines: newLineReader(&ctxReader{ctx: ctx, r: in}, maxLine), out: out, stderr: stderr,
 		batch: *batch, skipBad: *skipBad, contentIDs: *contentIDs, seen: map[string]bool{}}
 	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
@@ -103,28 +106,29 @@ func importCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr 
 }
 
 // importConfig returns the config of the collection import creates if it
-// does not exist, from --dim, --metric and --embedder: its Dimension is
-// the embedder's, or else --dim (0 when not given: create nothing). A bad
-// metric or embedder, or a --dim the embedder disagrees with, is a usage
-// error of fs.
-func importConfig(fs *flagSet, dim int, metricName, embedderName string) (mnemo.CollectionConfig, error) {
+// does not exist, from --dim, --metric and the embedder flags, and the
+// embedder those name (nil without --embedder): its Dimension is the
+// embedder's, or else --dim (0 when not given: create nothing). A bad
+// metric or embedder, or a --dim the offline embedder disagrees with, is
+// a usage error of fs.
+func importConfig(fs *flagSet, dim int, metricName string, ef *embedderFlags) (mnemo.CollectionConfig, embed.Embedder, error) {
 	metric, err := mnemo.ParseMetric(metricName)
 	if err != nil {
-		return mnemo.CollectionConfig{}, fs.fail("unknown metric %q (want cosine, dot or l2)", metricName)
+		return mnemo.CollectionConfig{}, nil, fs.fail("unknown metric %q (want cosine, dot or l2)", metricName)
 	}
 	cfg := mnemo.CollectionConfig{Dimension: dim, Metric: metric}
-	if embedderName == "" {
-		return cfg, nil
-	}
-	e, err := newEmbedder(embedderName)
+	e, err := ef.build(dim)
 	if err != nil {
-		return cfg, fs.fail("--embedder: %v", err)
+		return cfg, nil, fs.fail("--embedder: %v", err)
+	}
+	if e == nil {
+		return cfg, nil, nil
 	}
 	if dim != 0 && dim != e.Dimension() {
-		return cfg, fs.fail("--dim %d disagrees with --embedder %s, whose dimension is %d", dim, embedderName, e.Dimension())
+		return cfg, nil, fs.fail("--dim %d disagrees with --embedder %s, whose dimension is %d", dim, *ef.name, e.Dimension())
 	}
 	cfg.Dimension, cfg.Embedder = e.Dimension(), e.Identity()
-	return cfg, nil
+	return cfg, e, nil
 }
 
 // regularSize returns the size of f if it is a regular file, else 0

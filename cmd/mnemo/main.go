@@ -69,6 +69,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"verify":     verify,
 	"backup":     backup,
 	"compact":    compact,
+	"reembed":    reembedCmd,
 	"bench":      benchCmd,
 	"mcp": func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return mcpCmd(ctx, args, os.Stdin, stdout, stderr)
