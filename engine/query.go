@@ -160,13 +160,25 @@ func (c *Collection) searchText(q mnemo.Query, k int) []bm25.Result {
 		p = *q.BM25
 	}
 	var admit func(uint64) bool
+	var keys []uint64 // a selective filter's candidates: scored alone
 	if !q.Filter.IsEmpty() {
 		admit = func(key uint64) bool { return q.Filter.Match(c.meta[key]) }
+		if cand, ok := c.admitted(q.Filter, exactLimit(len(c.ids))); ok {
+			keys = cand
+			if keys == nil {
+				return nil // the filter admits nothing
+			}
+		}
 	}
 	// As searchTies: the full-text index orders a tie by key.
 	terms := analysis.Terms(q.Text)
 	for n := k + 1; ; n *= 2 {
-		res := c.text.Search(terms, n, p, admit)
+		var res []bm25.Result
+		if keys != nil {
+			res = c.text.SearchKeys(terms, n, p, keys, admit)
+		} else {
+			res = c.text.Search(terms, n, p, admit)
+		}
 		if len(res) < n || res[n-1].Score != res[k-1].Score {
 			slices.SortStableFunc(res, func(a, b bm25.Result) int {
 				if d := cmp.Compare(b.Score, a.Score); d != 0 {

@@ -37,24 +37,10 @@ func (t *Index) Search(query []string, k int, p mnemo.BM25, admit func(uint64) b
 	if k <= 0 || t.n == 0 || len(query) == 0 {
 		return nil
 	}
-	type qterm struct {
-		id     uint32
-		qtf    float64
-		weight float64 // idf * qtf * (k1+1): also the term's bound
-		df     int
-	}
-	var qs []qterm
-	for _, tc := range analysis.Count(query) {
-		if id, ok := t.dict[tc.Term]; ok && t.terms[id].live > 0 {
-			df := t.terms[id].live
-			q := float64(tc.Count)
-			qs = append(qs, qterm{id, q, idf(t.n, df) * q * (p.K1 + 1), df})
-		}
-	}
+	qs := t.queryTerms(query, p)
 	if len(qs) == 0 {
 		return nil
 	}
-	slices.SortStableFunc(qs, func(a, b qterm) int { return a.df - b.df })
 	rest := make([]float64, len(qs)+1) // rest[i]: the bounds of terms i.. summed
 	postings := make([]int, len(qs)+1) // and their list lengths
 	for i := len(qs) - 1; i >= 0; i-- {
@@ -127,6 +113,85 @@ func (t *Index) Search(query []string, k int, p mnemo.BM25, admit func(uint64) b
 		h.push(Result{key, s}, k)
 	}
 	acc.touched = acc.touched[:0]
+	return h.sorted()
+}
+
+// qterm is a query term found in the index.
+type qterm struct {
+	id     uint32
+	qtf    float64
+	weight float64 // idf * qtf * (k1+1): also the term's bound
+	df     int
+}
+
+// queryTerms returns the terms of query the index holds, rarest first:
+// the order Search adds their contributions in.
+func (t *Index) queryTerms(query []string, p mnemo.BM25) []qterm {
+	var qs []qterm
+	for _, tc := range analysis.Count(query) {
+		if id, ok := t.dict[tc.Term]; ok && t.terms[id].live > 0 {
+			df := t.terms[id].live
+			q := float64(tc.Count)
+			qs = append(qs, qterm{id, q, idf(t.n, df) * q * (p.K1 + 1), df})
+		}
+	}
+	slices.SortStableFunc(qs, func(a, b qterm) int { return a.df - b.df })
+	return qs
+}
+
+// SearchKeys is Search over the documents of keys only (a superset of
+// what admit accepts; duplicates and keys without text are ignored), for
+// a filter that admits few records: it scores each key's own terms
+// instead of walking the query terms' lists, O(len(keys) * terms per
+// document), and returns the results Search would (the idf is the whole
+// index's; a score may differ in its last bit where Search's MaxScore
+// cut adds terms in another order).
+func (t *Index) SearchKeys(query []string, k int, p mnemo.BM25, keys []uint64, admit func(uint64) bool) []Result {
+	if k <= 0 || t.n == 0 || len(query) == 0 || len(keys) == 0 {
+		return nil
+	}
+	qs := t.queryTerms(query, p)
+	if len(qs) == 0 {
+		return nil
+	}
+	avg := float64(t.total) / float64(t.n)
+	k1a, k1b := p.K1*(1-p.B), p.K1*p.B/avg
+	keys = slices.Clone(keys)
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	h := make(resultHeap, 0, min(k, len(keys))+1)
+	tfs := make([]float64, len(qs))
+	for _, key := range keys {
+		if key >= uint64(len(t.gens)) || t.gens[key] == 0 || admit != nil && !admit(key) {
+			continue
+		}
+		found := false
+		clear(tfs)
+		for _, dt := range t.docs[key] {
+			for i, q := range qs {
+				if q.id == dt.id {
+					tfs[i], found = float64(dt.tf), true
+				}
+			}
+		}
+		if !found {
+			continue
+		}
+		s := 0.0
+		for i, q := range qs { // in Search's order, so the sums are equal
+			if tf := tfs[i]; tf > 0 {
+				s += q.weight * tf / (tf + k1a + k1b*float64(t.lengths[key]))
+			}
+		}
+		if len(h) < k || better(Result{key, s}, h[0]) {
+			h.push(Result{key, s}, k)
+		}
+	}
+	return h.sorted()
+}
+
+// sorted returns the heap's results, best first.
+func (h resultHeap) sorted() []Result {
 	out := []Result(h)
 	slices.SortFunc(out, func(a, b Result) int {
 		if better(a, b) {

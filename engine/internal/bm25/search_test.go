@@ -231,3 +231,43 @@ func TestSearchConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestSearchKeysMatchesReference: on random collections SearchKeys over a
+// superset of the admitted keys (with duplicates, absent and removed
+// keys) returns the top k of the reference BM25 restricted to the
+// filter, as Search does.
+func TestSearchKeysMatchesReference(t *testing.T) {
+	r := newRand(t)
+	for round := range 30 {
+		idx, model := New(), map[uint64]Doc{}
+		keys := []int{3, 40, 400, 2000}[round%4]
+		randomOps(t, r, idx, model, 2*keys+r.IntN(2*keys), keys)
+		for range 40 {
+			q, p := randomQuery(r), randomParams(r)
+			m := uint64(2 + r.IntN(5))
+			admit := func(key uint64) bool { return key%m == 1 }
+			var cand []uint64
+			for key := range uint64(keys + 5) { // absent keys too
+				if admit(key) || r.IntN(4) == 0 {
+					cand = append(cand, key)
+					if r.IntN(5) == 0 {
+						cand = append(cand, key) // a duplicate
+					}
+				}
+			}
+			r.Shuffle(len(cand), func(i, j int) { cand[i], cand[j] = cand[j], cand[i] })
+			all := reference(model, q, p, admit)
+			k := 1 + r.IntN(12)
+			got := idx.SearchKeys(q, k, p, cand, admit)
+			if err := sameTop(got, all, k); err != nil {
+				t.Fatalf("round %d, query %q, k %d, %+v: %v", round, q, k, p, err)
+			}
+			if err := sameTop(got, idx.Search(q, k, p, admit), k); err != nil {
+				t.Fatalf("round %d, query %q, k %d: SearchKeys against Search: %v", round, q, k, err)
+			}
+		}
+	}
+	if got := New().SearchKeys([]string{"a"}, 3, mnemo.BM25{K1: 1.2, B: 0.75}, []uint64{1}, nil); got != nil {
+		t.Fatalf("an empty index: %v", got)
+	}
+}
