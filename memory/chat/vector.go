@@ -8,10 +8,13 @@ import (
 	"maps"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
+	"github.com/mnemodb/mnemo/memory/internal/item"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
+	"github.com/mnemodb/mnemo/memory/scope"
 )
 
 // VectorMemory stores contents in an engine collection and adds the K most
@@ -42,6 +45,8 @@ type VectorMemory struct {
 	threshold *float32
 	r         textvec.Retrieval
 	c         *textvec.Bound
+	pol       item.Policy   // scope, TTL, clock
+	sweeper   *item.Sweeper // nil for none
 }
 
 // VectorOptions configure a VectorMemory; nil means the defaults.
@@ -65,7 +70,25 @@ type VectorOptions struct {
 	// up to two places before and after it get, as new(float32(x)) in
 	// [0, 1]; nil means 0.5, 0 turns it off (see toolmem.Options).
 	Spread *float32
+	// Scope is the handle's scope (package scope): every content it adds
+	// carries it, and Query, UpdateContext, Delete and Clear see only the
+	// contents that have it. nil sees every content and adds unscoped
+	// ones.
+	Scope scope.Scope
+	// TTL, when positive, is how long a content lives; 0 means forever.
+	// Expired contents are never returned.
+	TTL time.Duration
+	// SweepEvery is how often a background sweep deletes expired
+	// contents; 0 means DefaultSweepEvery, negative no background sweep
+	// (call Sweep).
+	SweepEvery time.Duration
+	// Clock returns the time expiry uses; nil means time.Now.
+	Clock func() time.Time
 }
+
+// DefaultSweepEvery is how often a VectorMemory deletes expired contents
+// in the background by default.
+const DefaultSweepEvery = 10 * time.Minute
 
 // MaxMetadataDepth is how deeply a Content's Metadata may nest objects and
 // arrays in a VectorMemory: one level less than the database allows in a
@@ -120,14 +143,25 @@ func NewVector(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*Vecto
 	if err := r.Check(ErrInvalid); err != nil {
 		return nil, err
 	}
+	pol, err := item.NewPolicy(ErrInvalid, o.Scope, o.TTL, o.Clock)
+	if err != nil {
+		return nil, err
+	}
 	space, err := textvec.New(o.Embedder, ErrNotEmbeddable, ErrInvalid)
 	if err != nil {
 		return nil, err
 	}
-	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold, r: r}
+	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold, r: r, pol: pol}
 	if v.c, err = space.Bind(ctx, db, v.name, KindVector); err != nil {
 		return nil, err
 	}
+	if o.SweepEvery == 0 {
+		o.SweepEvery = DefaultSweepEvery
+	}
+	v.sweeper = item.StartSweeper(o.SweepEvery, func(ctx context.Context) error {
+		_, err := v.Sweep(ctx)
+		return err
+	})
 	return v, nil
 }
 
@@ -165,28 +199,56 @@ func (v *VectorMemory) Name() string { return v.name }
 // is the first; it is stored one level down in the record's metadata). c
 // is not modified.
 func (v *VectorMemory) Add(ctx context.Context, c Content) error {
+	_, err := v.AddWith(ctx, c, time.Time{})
+	return err
+}
+
+// AddWith is Add that returns the new content's ID (for Delete) and
+// takes its expiry: zero means after VectorOptions.TTL, or never.
+func (v *VectorMemory) AddWith(ctx context.Context, c Content, expires time.Time) (string, error) {
 	if _, ok := c.Content.([]byte); ok || strings.HasPrefix(c.MimeType, "image/") || c.MimeType == OctetStream {
-		return fmt.Errorf("%w: %s content", ErrNotEmbeddable, c.MimeType)
+		return "", fmt.Errorf("%w: %s content", ErrNotEmbeddable, c.MimeType)
 	}
 	t, err := text(c)
 	if err != nil {
-		return err
+		return "", err
 	}
 	vec, err := v.space.Vector(ctx, "text", t)
 	if err != nil {
-		return err
+		return "", err
+	}
+	if expires, err = v.pol.Expiry(ErrInvalid, 0, expires); err != nil {
+		return "", err
 	}
 	_, isJSON := c.Content.(map[string]any)
-	meta := map[string]any{"mime_type": c.MimeType, "json": isJSON}
+	meta := item.Stamp(map[string]any{"mime_type": c.MimeType, "json": isJSON}, v.pol.Scope, expires)
 	if c.Metadata != nil {
 		meta["metadata"] = maps.Clone(c.Metadata)
 	}
-	_, err = v.space.Insert(ctx, v.c, mnemo.Record{Vector: vec, Content: t, Metadata: meta})
+	id, err := v.space.Insert(ctx, v.c, mnemo.Record{Vector: vec, Content: t, Metadata: meta})
 	if errors.Is(err, mnemo.ErrInvalidRecord) {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return "", fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	return err
+	return id, err
 }
+
+// Delete removes the content with the given ID (AddWith returned it); an
+// absent ID, or one of another scope, is a no-op.
+func (v *VectorMemory) Delete(ctx context.Context, id string) error {
+	return v.c.Do(ctx, func(c mnemo.Collection) error {
+		r, ok, err := c.Get(ctx, id)
+		if err != nil || !ok || !v.pol.InScope(r.Metadata) {
+			return err
+		}
+		_, err = c.Delete(ctx, id)
+		return err
+	})
+}
+
+// Sweep deletes the expired contents of the handle's scope (every
+// scope's, without one) and returns how many it deleted; the background
+// sweep (VectorOptions.SweepEvery) calls it. O(contents).
+func (v *VectorMemory) Sweep(ctx context.Context) (int, error) { return v.pol.Sweep(ctx, v.c) }
 
 // Query returns up to K stored contents most similar to query (a string or
 // a Content), best first, each with its score in Metadata["score"] (the
@@ -213,7 +275,11 @@ func (v *VectorMemory) Query(ctx context.Context, query any) (QueryResult, error
 		// clearly lower hits, the exact threshold is applied below.
 		minSim = new(math.Nextafter32(2**v.threshold-1, float32(math.Inf(-1))))
 	}
-	hits, err := v.space.Query(ctx, v.c, v.r, t, v.k, nil, minSim)
+	f, err := v.pol.Read(ErrInvalid, nil, false, nil)
+	if err != nil {
+		return QueryResult{}, err
+	}
+	hits, err := v.space.Query(ctx, v.c, v.r, t, v.k, f, minSim)
 	if err != nil {
 		return QueryResult{}, err
 	}
@@ -271,15 +337,18 @@ func (v *VectorMemory) UpdateContext(ctx context.Context, mc ModelContext) (Upda
 	return UpdateContextResult{Memories: res}, nil
 }
 
-// Clear removes every stored content, in one atomic delete. The
-// collection stays, so other handles on the same memory keep working; a
-// content they add while Clear runs may survive it.
+// Clear removes every stored content of the handle's scope (every
+// content, without one), in one atomic delete. The collection stays, so
+// other handles on the same memory keep working; a content they add
+// while Clear runs may survive it.
 func (v *VectorMemory) Clear(ctx context.Context) error {
 	return v.c.Do(ctx, func(c mnemo.Collection) error {
 		var ids []string
 		err := textvec.ScanPages(ctx, c, "", func(page []mnemo.Record) error {
 			for _, r := range page {
-				ids = append(ids, r.ID)
+				if v.pol.InScope(r.Metadata) {
+					ids = append(ids, r.ID)
+				}
 			}
 			return nil
 		})
@@ -291,9 +360,10 @@ func (v *VectorMemory) Clear(ctx context.Context) error {
 	})
 }
 
-// Close closes the database if OpenVector opened it; otherwise it does
-// nothing.
+// Close stops the background sweep and closes the database if OpenVector
+// opened it.
 func (v *VectorMemory) Close() error {
+	v.sweeper.Stop()
 	if v.ownDB {
 		return v.db.Close()
 	}
