@@ -569,3 +569,22 @@ func treesOf(ns []node) []FilterNode {
 	}
 	return out
 }
+
+// AndFilters returns the filter that admits what every one of fs admits;
+// nil and empty filters admit everything and are left out. The filters
+// are not changed (a Filter is immutable) and may be shared.
+func AndFilters(fs ...*Filter) *Filter {
+	var kids andNode
+	for _, f := range fs {
+		if !f.IsEmpty() {
+			kids = append(kids, f.root)
+		}
+	}
+	switch len(kids) {
+	case 0:
+		return &Filter{}
+	case 1:
+		return &Filter{root: kids[0]}
+	}
+	return &Filter{root: kids}
+}

@@ -232,3 +232,30 @@ func TestNewFilterNumbers(t *testing.T) {
 		})
 	}
 }
+
+func TestAndFilters(t *testing.T) {
+	a, _ := NewFilter(map[string]any{"user": "alice"})
+	b, _ := ParseFilter(`{"year": {"$gte": 2020}}`)
+	f := AndFilters(a, nil, &Filter{}, b)
+	for _, c := range []struct {
+		meta map[string]any
+		want bool
+	}{
+		{map[string]any{"user": "alice", "year": 2021}, true},
+		{map[string]any{"user": "alice", "year": 2019}, false},
+		{map[string]any{"user": "bob", "year": 2021}, false},
+	} {
+		if got := f.Match(c.meta); got != c.want {
+			t.Errorf("Match(%v) = %v", c.meta, got)
+		}
+	}
+	if tree, ok := f.Tree(); !ok || tree.Op != FilterAnd || len(tree.Children) != 2 {
+		t.Fatalf("Tree = %+v, %v", tree, ok)
+	}
+	if !AndFilters().IsEmpty() || !AndFilters(nil).IsEmpty() {
+		t.Fatal("no filter should admit everything")
+	}
+	if g := AndFilters(a); !g.Match(map[string]any{"user": "alice"}) || g.Match(nil) {
+		t.Fatal("one filter should be itself")
+	}
+}

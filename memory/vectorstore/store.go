@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -11,6 +12,7 @@ import (
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
+	"github.com/mnemodb/mnemo/memory/scope"
 )
 
 // DefaultCollection is the collection of a Store whose Options name none.
@@ -41,6 +43,11 @@ type Options struct {
 	// BatchSize is the most texts one Embed call gets; zero means
 	// DefaultBatchSize.
 	BatchSize int
+	// Scope is the Store's scope (package scope): every document it adds
+	// carries it (over any "mnemo.scope." keys of its metadata), and
+	// Search, Delete and Count see only the documents that have it. nil
+	// sees every document. WithScope changes it.
+	Scope scope.Scope
 }
 
 // Validate reports every problem with the options at once, each wrapping
@@ -52,6 +59,9 @@ func (o *Options) Validate() error {
 	var errs []error
 	if o.BatchSize < 0 {
 		errs = append(errs, fmt.Errorf("%w: batch size %d, want 0 (the default) or more", ErrInvalid, o.BatchSize))
+	}
+	if err := o.Scope.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrInvalid, err))
 	}
 	return errors.Join(errs...)
 }
@@ -79,7 +89,9 @@ type Store struct {
 	emb   embed.Embedder
 	mode  mnemo.Mode
 	batch int
-	open  *handles // shared with the Stores With returns
+	scope scope.Scope   // nil: none
+	where *mnemo.Filter // the scope's filter; nil without a scope
+	open  *handles      // shared with the Stores With returns
 }
 
 // New returns a Store on the collection opts name in db, which may be any
@@ -108,7 +120,33 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, name: o.Collection, emb: e, mode: o.Mode, batch: o.BatchSize, open: &handles{}}, nil
+	st := &Store{db: db, name: o.Collection, emb: e, mode: o.Mode, batch: o.BatchSize, open: &handles{}}
+	return st.scoped(o.Scope)
+}
+
+// scoped sets s's scope.
+func (s *Store) scoped(sc scope.Scope) (*Store, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	s.scope, s.where = maps.Clone(sc), nil
+	if len(sc) > 0 {
+		f, err := mnemo.NewFilter(sc.Filter())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+		s.where = f
+	}
+	return s, nil
+}
+
+// WithScope returns a Store on the same collection and database with the
+// scope sc (nil: none), sharing s's open collections; it does not own the
+// database. A bad scope wraps ErrInvalid.
+func (s *Store) WithScope(sc scope.Scope) (*Store, error) {
+	w := *s
+	w.ownDB = false
+	return w.scoped(sc)
 }
 
 // Open opens (or creates) an embedded database in dir and returns a Store
@@ -189,7 +227,15 @@ func (s *Store) Records(ctx context.Context, docs []Doc) ([]mnemo.Record, error)
 	}
 	recs := make([]mnemo.Record, len(docs))
 	for i, d := range docs {
-		recs[i] = mnemo.Record{ID: d.ID, Vector: vs[i], Content: d.Text, Metadata: d.Metadata}
+		meta := d.Metadata
+		if len(s.scope) > 0 {
+			meta = maps.Clone(meta)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			maps.Copy(meta, s.scope.Metadata())
+		}
+		recs[i] = mnemo.Record{ID: d.ID, Vector: vs[i], Content: d.Text, Metadata: meta}
 	}
 	return recs, nil
 }
@@ -231,8 +277,12 @@ func (s *Store) Search(ctx context.Context, q Search) ([]mnemo.Hit, error) {
 		if q.Mode == mnemo.ModeAuto && c.Config().Text.Disabled {
 			q.Mode = mnemo.ModeVector
 		}
+		mq := q.Query(v)
+		if s.where != nil {
+			mq.Filter = mnemo.AndFilters(s.where, mq.Filter)
+		}
 		var err error
-		hits, err = c.Query(ctx, q.Query(v))
+		hits, err = c.Query(ctx, mq)
 		return err
 	})
 	return hits, err
@@ -247,6 +297,23 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	}
 	var n int
 	err := s.do(ctx, existing, func(c mnemo.Collection) error {
+		ids := ids
+		if s.where != nil { // only the scope's own
+			all := ids
+			ids = nil
+			for _, id := range all {
+				r, ok, err := c.Get(ctx, id)
+				if err != nil {
+					return err
+				}
+				if ok && s.where.Match(r.Metadata) {
+					ids = append(ids, id)
+				}
+			}
+			if len(ids) == 0 {
+				return nil
+			}
+		}
 		var err error
 		n, err = c.Delete(ctx, ids...)
 		return err
@@ -255,13 +322,24 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 }
 
 // Count returns the number of documents (0 in a collection nothing was
-// written to).
+// written to); a scoped Store counts its scope's, O(documents).
 func (s *Store) Count(ctx context.Context) (int, error) {
 	var n int
 	err := s.do(ctx, existing, func(c mnemo.Collection) error {
-		var err error
-		n, err = c.Count(ctx)
-		return err
+		if s.where == nil {
+			var err error
+			n, err = c.Count(ctx)
+			return err
+		}
+		n = 0 // a scoped Store counts its own: a scan
+		return textvec.ScanPages(ctx, c, "", func(page []mnemo.Record) error {
+			for _, r := range page {
+				if s.where.Match(r.Metadata) {
+					n++
+				}
+			}
+			return nil
+		})
 	})
 	return n, err
 }
