@@ -16,6 +16,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/mnemodb/mnemo/index"
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 	"github.com/mnemodb/mnemo/wal"
 )
 
@@ -78,7 +80,19 @@ func (c *Collection) Checkpoint(ctx context.Context) error {
 	return c.checkpoint()
 }
 
+// checkpoint writes a checkpoint (see Checkpoint) and records it.
 func (c *Collection) checkpoint() error {
+	t := telemetry.Start(c.db.rec)
+	var vectors int
+	var size int64
+	err := c.writeCheckpoint(&vectors, &size)
+	t.Done(metrics.Event{Op: metrics.OpCheckpoint, Collection: c.Name(), Records: vectors, Bytes: size, Err: err})
+	return err
+}
+
+// writeCheckpoint writes a checkpoint and sets *vectors and *size to the
+// number of vectors and the bytes it holds.
+func (c *Collection) writeCheckpoint(vectors *int, size *int64) error {
 	if c.db.readOnly != nil {
 		return c.db.readOnly
 	}
@@ -92,6 +106,7 @@ func (c *Collection) checkpoint() error {
 	c.writes.Lock()
 	seq := c.log.LastSeq()
 	_, err := c.idx.WriteTo(&buf)
+	*vectors, *size = c.idx.Len(), int64(buf.Len())
 	c.sinceCheckpoint.Store(0)
 	c.writes.Unlock()
 	if err != nil {
@@ -118,7 +133,7 @@ func (c *Collection) checkpoint() error {
 	b := c.db.pdb.NewBatch()
 	defer b.Close()
 	b.Set(checkpointKey(c.id), js, nil)
-	if err := c.db.commit(b, pebble.Sync, fmt.Sprintf("checkpoint %q: store descriptor", c.Name())); err != nil {
+	if err := c.db.commit(b, pebble.Sync, c.Name(), fmt.Sprintf("checkpoint %q: store descriptor", c.Name())); err != nil {
 		return err
 	}
 	if err := hook(3); err != nil {
@@ -138,7 +153,7 @@ func (c *Collection) checkpoint() error {
 	// that); there is nothing old to remove then.
 	if old != nil && old.File != desc.File {
 		if err := c.db.fs.Remove(c.db.fs.PathJoin(c.db.cpPath, old.File)); err != nil && !errors.Is(err, errNotExist) {
-			c.db.logf("checkpoint %q: remove %s: %v", c.Name(), old.File, err)
+			c.db.logger.Warn("checkpoint: old file not removed", "collection", c.Name(), "file", old.File, "err", err)
 		}
 	}
 	c.mu.Lock()
@@ -255,8 +270,11 @@ func (c *Collection) load() error {
 		}
 	}
 	if info.how == "rebuild" {
-		c.db.logf("collection %q: rebuilding index from %d records: %s", c.Name(), len(c.ids), info.reason)
-		if c.idx, err = c.rebuild(); err != nil {
+		c.db.logger.Warn("rebuilding index from the records", "collection", c.Name(), "records", len(c.ids), "reason", info.reason)
+		t := telemetry.Start(c.db.rec)
+		c.idx, err = c.rebuild()
+		t.Done(metrics.Event{Op: metrics.OpIndexRebuild, Collection: c.Name(), Records: len(c.ids), Err: err})
+		if err != nil {
 			return err
 		}
 	}
@@ -269,7 +287,7 @@ func (c *Collection) load() error {
 		case errors.Is(err, ErrNoSpace), errors.Is(err, ErrReadOnly):
 			// The records are intact; the next Open that may write
 			// rebuilds again or finds the checkpoint.
-			c.db.logf("collection %q: rebuilt index not checkpointed: %v", c.Name(), err)
+			c.db.logger.Warn("rebuilt index not checkpointed", "collection", c.Name(), "err", err)
 		case err != nil:
 			return err
 		}

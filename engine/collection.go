@@ -16,6 +16,8 @@ import (
 
 	"github.com/mnemodb/mnemo/engine/internal/bm25"
 	"github.com/mnemodb/mnemo/index"
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 	"github.com/mnemodb/mnemo/wal"
 )
 
@@ -120,13 +122,23 @@ func (c *Collection) enter() (func(), error) {
 // Concurrent writers share fsyncs (Pebble's group commit). The records'
 // slices and maps are copied; the caller may reuse them.
 func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]string, error) {
+	t := telemetry.Start(c.db.rec)
+	ids, size, err := c.upsert(ctx, records)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpUpsert, Collection: c.Name(), Records: len(records), Bytes: size, Err: err})
+	}
+	return ids, err
+}
+
+// upsert is Upsert; it also returns the size of the batch it committed.
+func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]string, int64, error) {
 	done, err := c.enter()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer done()
 	if len(records) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	ids := make([]string, len(records))
 	metas := make([][]byte, len(records))
@@ -139,16 +151,16 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 			ids[i] = uuid.NewString()
 		}
 		if metas[i], err = mnemo.CheckRecord(c.cfg, i, *r); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		rec := *r
 		rec.ID = ids[i]
 		if seen[ids[i]] {
-			return nil, fmt.Errorf("%w: id %q appears twice in one batch", mnemo.ErrInvalidRecord, ids[i])
+			return nil, 0, fmt.Errorf("%w: id %q appears twice in one batch", mnemo.ErrInvalidRecord, ids[i])
 		}
 		seen[ids[i]] = true
 		if size += mnemo.RecordBytes(rec, metas[i]); size > mnemo.MaxBatchBytes {
-			return nil, mnemo.BatchTooLarge(len(records), i)
+			return nil, 0, mnemo.BatchTooLarge(len(records), i)
 		}
 	}
 	var docs []bm25.Doc
@@ -164,12 +176,12 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	c.writes.RLock()
 	defer c.writes.RUnlock()
 	if c.dropped.Load() { // dropped or replaced while this write waited
-		return nil, fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.Name())
+		return nil, 0, fmt.Errorf("%w: %q was dropped", mnemo.ErrCollectionNotFound, c.Name())
 	}
 	unlock := c.lockIDs(ids)
 	defer unlock()
@@ -192,16 +204,16 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 	defer b.Close()
 	for i, r := range records {
 		if err := b.Set(recordKey(c.id, ids[i]), encodeRecord(keys[i], r.Vector, r.Content, metas[i]), nil); err != nil {
-			return nil, fmt.Errorf("engine: upsert: %w", err)
+			return nil, 0, fmt.Errorf("engine: upsert: %w", err)
 		}
 		if docs != nil {
 			if err := b.Set(textKey(c.id, keys[i]), bm25.Encode(docs[i]), nil); err != nil {
-				return nil, fmt.Errorf("engine: upsert: %w", err)
+				return nil, 0, fmt.Errorf("engine: upsert: %w", err)
 			}
 		}
 	}
 	if err := c.commit(ctx, b, ops); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	for i, r := range records {
 		meta, _ := decodeMetadata(metas[i]) // our own encoding of checked metadata
@@ -212,7 +224,7 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 		c.apply(ids[i], keys[i], r.Vector, r.Content, meta, doc)
 	}
 	c.afterWrite()
-	return ids, nil
+	return ids, int64(b.Len()), nil
 }
 
 // commit adds the log record to b and commits it.
@@ -224,7 +236,7 @@ func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := c.db.commit(b, c.db.writeOpts, "commit"); err != nil {
+	if err := c.db.commit(b, c.db.writeOpts, c.Name(), "commit"); err != nil {
 		return err
 	}
 	c.db.markAcked(c.id, seq)
@@ -296,6 +308,15 @@ func (c *Collection) afterWrite() {
 // how many existed. Absent IDs are not an error. Durability is as for
 // Upsert.
 func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
+	t := telemetry.Start(c.db.rec)
+	n, err := c.delete(ctx, ids)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpDelete, Collection: c.Name(), Records: n, Err: err})
+	}
+	return n, err
+}
+
+func (c *Collection) delete(ctx context.Context, ids []string) (int, error) {
 	done, err := c.enter()
 	if err != nil {
 		return 0, err

@@ -5,8 +5,7 @@ import (
 
 	"errors"
 	"fmt"
-	"io"
-	"log"
+	"log/slog"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -85,7 +84,7 @@ func TestCorruptCheckpoint(t *testing.T) {
 // notice, rebuild from the intact records, and report it.
 func TestCorruptLog(t *testing.T) {
 	fs, _ := seedCorruptible(t)
-	pdb, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{log.New(io.Discard, "", 0), &failure{}}})
+	pdb, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{slog.New(slog.DiscardHandler), &failure{}}})
 	if err == nil {
 		prefix := cidPrefix(tagLog, 1)
 		it, _ := pdb.NewIter(&pebble.IterOptions{LowerBound: append(prefix, 0), UpperBound: prefixEnd(prefix)})
@@ -135,7 +134,7 @@ func contains(s, sub string) bool {
 // corruption error naming it, never serve wrong data.
 func TestCorruptRecord(t *testing.T) {
 	fs, _ := seedCorruptible(t)
-	pdb, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{log.New(io.Discard, "", 0), &failure{}}})
+	pdb, err := pebble.Open("db", &pebble.Options{FS: fs, Logger: pebbleLogger{slog.New(slog.DiscardHandler), &failure{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -21,6 +21,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/mnemodb/mnemo/engine/internal/bm25"
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 	"github.com/mnemodb/mnemo/wal"
 )
 
@@ -45,8 +47,9 @@ type DB struct {
 	pdb       *pebble.DB
 	lock      *pebble.Lock
 	writeOpts *pebble.WriteOptions
-	logger    *log.Logger
-	regKey    string // key in openDirs, "" if not registered
+	logger    *slog.Logger
+	rec       metrics.Recorder // Options.Metrics, nil when off
+	regKey    string           // key in openDirs, "" if not registered
 
 	// life is held shared by every operation and exclusively by Close.
 	life    sync.RWMutex
@@ -98,7 +101,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 		dir:         dir,
 		opts:        o,
 		fs:          o.FS,
-		logger:      log.New(o.Log, "mnemo: ", log.LstdFlags),
+		logger:      o.Logger,
+		rec:         o.Metrics,
 		collections: make(map[string]*Collection),
 		writeOpts:   pebble.Sync,
 	}
@@ -180,7 +184,7 @@ func (db *DB) open() error {
 		db.readOnly = fmt.Errorf("%w: %s was opened with Options.ReadOnly", ErrReadOnly, db.dir)
 	case !create && db.space.low():
 		db.readOnly = db.space.errLowAtOpen()
-		db.logf("%s: free space is below the %s floor: opening for reading only", db.dir, sizeString(db.space.floor))
+		db.logger.Warn("free space is below the floor: opening for reading only", "dir", db.dir, "floor", sizeString(db.space.floor))
 	}
 	id, hasID, idErr := db.readIdentity()
 	if idErr != nil && !IsCorruption(idErr) {
@@ -254,7 +258,7 @@ func (db *DB) open() error {
 			return err
 		}
 		if idErr != nil {
-			db.logf("%s: the identity file was damaged; wrote a new one", db.dir)
+			db.logger.Warn("the identity file was damaged; wrote a new one", "dir", db.dir)
 		}
 	}
 	db.id = id
@@ -389,7 +393,7 @@ func (db *DB) markAcked(cid uint32, seq uint64) {
 		return
 	}
 	if err := db.mark.advance(cid, seq); err != nil {
-		db.logf("%v (the next Open checks less)", err)
+		db.logger.Warn("sequence mark not advanced; the next Open checks less", "err", err)
 	}
 }
 
@@ -409,7 +413,7 @@ func (db *DB) removeStrayFiles() {
 	for _, n := range names {
 		if !keep[n] {
 			if err := db.fs.Remove(db.fs.PathJoin(db.cpPath, n)); err == nil {
-				db.logf("removed stray checkpoint file %s", n)
+				db.logger.Info("removed stray checkpoint file", "file", n)
 			}
 		}
 	}
@@ -432,8 +436,6 @@ func (db *DB) newCollection(name string, id uint32, cfg mnemo.CollectionConfig) 
 	return c, nil
 }
 
-func (db *DB) logf(format string, args ...any) { db.logger.Printf(format, args...) }
-
 // enter registers an operation in flight; the returned function ends it.
 func (db *DB) enter() (func(), error) {
 	db.life.RLock()
@@ -449,8 +451,9 @@ func (db *DB) enter() (func(), error) {
 }
 
 // commit commits b after checking that the database takes writes and has
-// the free space for it; what names the write in errors.
-func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, what string) error {
+// the free space for it; what names the write in errors, collection the
+// collection it is for in metrics ("" for the database's own).
+func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, collection, what string) error {
 	if err := db.fail.get(); err != nil {
 		return err
 	}
@@ -460,10 +463,20 @@ func (db *DB) commit(b *pebble.Batch, opts *pebble.WriteOptions, what string) er
 	if err := db.space.reserve(b.Len()); err != nil {
 		return err
 	}
-	if err := guard(func() error { return b.Commit(opts) }); err != nil {
-		return writeError(what, err)
+	t := telemetry.Start(db.rec)
+	err := guard(func() error { return b.Commit(opts) })
+	if err != nil {
+		err = writeError(what, err)
 	}
-	return nil
+	if t.On() {
+		e := metrics.Event{Op: metrics.OpCommit, Collection: collection, Bytes: int64(b.Len()), Err: err}
+		t.Done(e)
+		if opts.Sync {
+			e.Op = metrics.OpSync
+			t.Done(e)
+		}
+	}
+	return err
 }
 
 // CreateCollection creates a collection, or returns the existing one when
@@ -504,7 +517,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg mnemo.Colle
 	binary.BigEndian.PutUint32(next[:], id+1)
 	b.Set(keyNextCollection, next[:], nil)
 	b.Set(configKey(name), js, nil)
-	if err := db.commit(b, pebble.Sync, fmt.Sprintf("create %q", name)); err != nil {
+	if err := db.commit(b, pebble.Sync, "", fmt.Sprintf("create %q", name)); err != nil {
 		return nil, err
 	}
 	c, err := db.newCollection(name, id, cfg)
@@ -594,13 +607,13 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 	}
 	b.Delete(checkpointKey(c.id), nil)
 	b.Delete(sequenceKey(c.id), nil)
-	if err := db.commit(b, pebble.Sync, fmt.Sprintf("drop %q", name)); err != nil {
+	if err := db.commit(b, pebble.Sync, "", fmt.Sprintf("drop %q", name)); err != nil {
 		return err
 	}
 	c.dropped.Store(true)
 	delete(db.collections, name)
 	if err := db.mark.dropped(c.id); err != nil {
-		db.logf("%v", err)
+		db.logger.Warn("sequence mark not updated for a dropped collection", "collection", name, "err", err)
 	}
 	if desc != nil {
 		db.fs.Remove(db.fs.PathJoin(db.cpPath, desc.File))
@@ -635,7 +648,7 @@ func (db *DB) checkpointer() {
 				continue
 			}
 			if err := c.checkpoint(); err != nil {
-				db.logf("background checkpoint of %q: %v", c.Name(), err)
+				db.logger.Error("background checkpoint failed", "collection", c.Name(), "err", err)
 			}
 			done()
 		}
@@ -665,7 +678,7 @@ func (db *DB) Close() error {
 		switch err := c.checkpoint(); {
 		case errors.Is(err, ErrNoSpace):
 			// The log holds everything: the next Open replays it.
-			db.logf("close: %v", err)
+			db.logger.Warn("close: checkpoint not written; the next Open replays the log", "collection", name, "err", err)
 		case err != nil:
 			errs = append(errs, err)
 		}
@@ -679,7 +692,7 @@ func (db *DB) Close() error {
 		// (it retries forever, or panics where it cannot fail), so it
 		// runs only with room above the floor.
 		if err := guard(db.pdb.Flush); err != nil {
-			db.logf("close: flush: %v", err)
+			db.logger.Warn("close: flush failed", "err", err)
 		}
 	}
 	if err := db.mark.close(); err != nil {

@@ -1,8 +1,9 @@
 package engine
 
 import (
+	"context"
 	"fmt"
-	"log"
+	"log/slog"
 	"reflect"
 	"runtime"
 	"sync/atomic"
@@ -86,21 +87,27 @@ func underGuard() bool {
 	}
 }
 
-// pebbleLogger routes Pebble's messages to Options.Log and its fatal
-// errors to the DB's failure state (see above).
+// pebbleLogger routes Pebble's messages to Options.Logger (informational
+// ones at Debug, with component=pebble) and its fatal errors to the DB's
+// failure state (see above).
 type pebbleLogger struct {
-	l    *log.Logger
+	l    *slog.Logger
 	fail *failure
 }
 
-func (p pebbleLogger) Infof(format string, args ...any) { p.l.Printf("pebble: "+format, args...) }
+func (p pebbleLogger) Infof(format string, args ...any) {
+	if p.l.Enabled(context.Background(), slog.LevelDebug) {
+		p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
+	}
+}
+
 func (p pebbleLogger) Errorf(format string, args ...any) {
-	p.l.Printf("pebble: error: "+format, args...)
+	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
 }
 
 func (p pebbleLogger) Fatalf(format string, args ...any) {
 	cause := fmt.Errorf(format, args...)
-	p.l.Printf("fatal: %v", cause)
+	p.l.Error("fatal error: the database fails every call until reopened", "component", "pebble", "err", cause)
 	for _, a := range args {
 		if e, ok := a.(error); ok {
 			// Keep the error's chain for classification.
@@ -131,16 +138,16 @@ func classifyFatal(err error) error {
 }
 
 // listener returns the Pebble event listener that feeds f.
-func (f *failure) listener(l *log.Logger) *pebble.EventListener {
+func (f *failure) listener(l *slog.Logger) *pebble.EventListener {
 	return &pebble.EventListener{
 		BackgroundError: func(err error) {
-			l.Printf("pebble: background error: %v", err)
+			l.Error("background error", "component", "pebble", "err", err)
 			if pebble.IsCorruptionError(err) {
 				f.set(fmt.Errorf("%w: %v", ErrCorrupt, err))
 			}
 		},
 		DataCorruption: func(info pebble.DataCorruptionInfo) {
-			l.Printf("pebble: data corruption: %v", info)
+			l.Error("data corruption", "component", "pebble", "path", info.Path, "err", info.Details)
 			f.set(fmt.Errorf("%w: %s: %v", ErrCorrupt, info.Path, info.Details))
 		},
 	}

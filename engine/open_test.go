@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -151,7 +151,7 @@ func TestOpenReadOnlyFilesystem(t *testing.T) {
 // and fails the database's later calls. Neither panics the process.
 func TestFatalBecomesError(t *testing.T) {
 	var f failure
-	logger := pebbleLogger{log.New(io.Discard, "", 0), &f}
+	logger := pebbleLogger{slog.New(slog.DiscardHandler), &f}
 	err := guard(func() error {
 		logger.Fatalf("pebble: fatal commit error: %v", &os.PathError{Op: "write", Path: "000002.log", Err: syscall.ENOSPC})
 		t.Error("Fatalf returned")
@@ -162,7 +162,7 @@ func TestFatalBecomesError(t *testing.T) {
 	}
 
 	var g failure
-	logger = pebbleLogger{log.New(io.Discard, "", 0), &g}
+	logger = pebbleLogger{slog.New(slog.DiscardHandler), &g}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {

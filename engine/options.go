@@ -6,8 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // Options configure a DB. A nil *Options is valid; a zero field means its
@@ -28,9 +32,23 @@ type Options struct {
 	CheckpointEvery int
 	// CacheSize is Pebble's block cache in bytes. Default 32 MiB.
 	CacheSize int64
-	// Log receives Pebble's and the engine's diagnostic messages. Default:
-	// discarded. Set it to os.Stderr to see them.
+	// Logger receives the engine's and Pebble's diagnostic messages as
+	// structured records: warnings (an index rebuilt at open, a
+	// checkpoint that failed in the background, damage repaired) and
+	// errors at their levels, Pebble's informational chatter at Debug.
+	// Each record carries the attributes that identify it (collection,
+	// file, records, err). Default: discarded.
+	Logger *slog.Logger
+	// Log is the older form of Logger, kept for compatibility: when set
+	// and Logger is not, the engine logs to it through a
+	// slog.TextHandler at Debug level. Logger wins when both are set.
 	Log io.Writer
+	// Metrics, when set, receives an event for every upsert, delete,
+	// query, commit, synced commit, checkpoint and rebuild at open (see
+	// package metrics for the operations and their fields). It is called
+	// on the operation's goroutine and must be safe for concurrent use.
+	// Default nil: no event is built and no clock is read.
+	Metrics metrics.Recorder
 	// MustExist makes Open fail with ErrNoDatabase instead of creating a
 	// database when dir is absent or empty. Tools that only read or repair
 	// a database set it, so a mistyped path is an error, not a new
@@ -104,8 +122,8 @@ func (o *Options) withDefaults() Options {
 			r.FS = vfs.Default
 		}
 	}
-	if r.Log == nil {
-		r.Log = io.Discard
+	if r.Logger == nil {
+		r.Logger = telemetry.Logger(telemetry.WriterLogger(r.Log))
 	}
 	return r
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/mnemodb/mnemo/analysis"
 	"github.com/mnemodb/mnemo/engine/internal/bm25"
 	"github.com/mnemodb/mnemo/index"
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // Plan names how a query was answered (see Collection.Query).
@@ -54,24 +56,34 @@ func (c *Collection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, err
 // QueryPlan is Query that also reports the plan it chose (for a hybrid
 // query, the vector side's; the text side is always exact).
 func (c *Collection) QueryPlan(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, Plan, error) {
+	t := telemetry.Start(c.db.rec)
+	hits, mode, plan, err := c.query(ctx, q)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpQuery, Collection: c.Name(), Mode: string(mode), Plan: string(plan), Records: len(hits), Err: err})
+	}
+	return hits, plan, err
+}
+
+// query is QueryPlan; it also returns the query's mode.
+func (c *Collection) query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, mnemo.Mode, Plan, error) {
 	done, err := c.enter()
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	defer done()
 	mode, err := c.checkQuery(&q)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, "", err
+		return nil, mode, "", err
 	}
 	hits, recs, onDisk, plan, err := c.run(q, mode)
 	if err != nil {
-		return nil, "", err
+		return nil, mode, "", err
 	}
 	if err := guard(func() error { return c.readMany(recs, onDisk, q.WithVectors) }); err != nil {
-		return nil, "", err
+		return nil, mode, plan, err
 	}
 	out := hits[:0]
 	for i := range hits {
@@ -81,7 +93,7 @@ func (c *Collection) QueryPlan(ctx context.Context, q mnemo.Query) ([]mnemo.Hit,
 		hits[i].Record = recs[i]
 		out = append(out, hits[i])
 	}
-	return out, plan, nil
+	return out, mode, plan, nil
 }
 
 // checkQuery validates q, applies its defaults and resolves its mode.

@@ -83,7 +83,7 @@ func (db *DB) ReplaceCollection(ctx context.Context, name, with string, final fu
 	}
 	b.Delete(checkpointKey(old.id), nil)
 	b.Delete(sequenceKey(old.id), nil)
-	if err := db.commit(b, pebble.Sync, fmt.Sprintf("replace %q with %q", name, with)); err != nil {
+	if err := db.commit(b, pebble.Sync, "", fmt.Sprintf("replace %q with %q", name, with)); err != nil {
 		return err
 	}
 	old.dropped.Store(true)
@@ -91,7 +91,7 @@ func (db *DB) ReplaceCollection(ctx context.Context, name, with string, final fu
 	delete(db.collections, with)
 	db.collections[name] = repl
 	if err := db.mark.dropped(old.id); err != nil {
-		db.logf("%v", err)
+		db.logger.Warn("sequence mark not updated for a replaced collection", "collection", name, "err", err)
 	}
 	if desc != nil {
 		db.fs.Remove(db.fs.PathJoin(db.cpPath, desc.File))

@@ -110,7 +110,7 @@ func (c *Collection) sequence(ctx context.Context, what string, opts *pebble.Wri
 	if err := b.Set(sequenceKey(c.id), binary.BigEndian.AppendUint64(nil, uint64(next)), nil); err != nil {
 		return fmt.Errorf("engine: %s: %w", what, err)
 	}
-	if err := c.db.commit(b, opts, fmt.Sprintf("%s in %q", what, c.Name())); err != nil {
+	if err := c.db.commit(b, opts, c.Name(), fmt.Sprintf("%s in %q", what, c.Name())); err != nil {
 		return err
 	}
 	c.seq.next, c.seq.started = next, true

@@ -13,6 +13,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/mnemodb/mnemo/engine/internal/bm25"
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // The full-text index's storage. Each record's analyzed text (a bm25.Doc:
@@ -47,10 +49,21 @@ func (c *Collection) loadText() error {
 	if c.text == nil {
 		return nil
 	}
+	t := telemetry.Start(c.db.rec)
+	rebuilt, err := c.readText()
+	if rebuilt > 0 || err != nil {
+		t.Done(metrics.Event{Op: metrics.OpTextRebuild, Collection: c.Name(), Records: rebuilt, Err: err})
+	}
+	return err
+}
+
+// readText is loadText; it returns how many records' entries it made
+// from the records (zero when every entry was intact).
+func (c *Collection) readText() (int, error) {
 	prefix := cidPrefix(tagText, c.id)
 	it, err := c.db.pdb.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var orphans [][]byte
 	damaged := 0
@@ -59,7 +72,7 @@ func (c *Collection) loadText() error {
 		v, err := it.ValueAndErr()
 		if err != nil {
 			it.Close()
-			return readError(fmt.Sprintf("read full-text entries of %q", c.Name()), err)
+			return 0, readError(fmt.Sprintf("read full-text entries of %q", c.Name()), err)
 		}
 		if len(k) != 8 {
 			orphans = append(orphans, slices.Clone(it.Key()))
@@ -78,7 +91,7 @@ func (c *Collection) loadText() error {
 		c.text.Add(key, d)
 	}
 	if err := it.Close(); err != nil {
-		return readError(fmt.Sprintf("read full-text entries of %q", c.Name()), err)
+		return 0, readError(fmt.Sprintf("read full-text entries of %q", c.Name()), err)
 	}
 	var missing []uint64
 	for key := range c.keys {
@@ -87,7 +100,7 @@ func (c *Collection) loadText() error {
 		}
 	}
 	if len(missing) == 0 && len(orphans) == 0 {
-		return nil
+		return 0, nil
 	}
 	slices.Sort(missing)
 	b := c.db.pdb.NewBatch()
@@ -95,10 +108,10 @@ func (c *Collection) loadText() error {
 	for _, key := range missing {
 		rec, found, err := c.read(c.keys[key])
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if !found {
-			return fmt.Errorf("%w: record %q of %q vanished during open", ErrCorrupt, c.keys[key], c.Name())
+			return 0, fmt.Errorf("%w: record %q of %q vanished during open", ErrCorrupt, c.keys[key], c.Name())
 		}
 		d := textDocOf(c.cfg, rec.Content, rec.Metadata)
 		c.text.Add(key, d)
@@ -110,16 +123,16 @@ func (c *Collection) loadText() error {
 	c.loadInfo.textRebuilt = len(missing)
 	if damaged > 0 || len(orphans) > 0 {
 		c.loadInfo.textDamage = fmt.Sprintf("%d damaged and %d orphaned full-text entries", damaged, len(orphans))
-		c.db.logf("collection %q: %s rebuilt from the records", c.Name(), c.loadInfo.textDamage)
+		c.db.logger.Warn("damaged full-text entries rebuilt from the records", "collection", c.Name(), "damage", c.loadInfo.textDamage)
 	}
-	if err := c.db.commit(b, pebble.Sync, fmt.Sprintf("store full-text entries of %q", c.Name())); err != nil {
+	if err := c.db.commit(b, pebble.Sync, c.Name(), fmt.Sprintf("store full-text entries of %q", c.Name())); err != nil {
 		if errors.Is(err, ErrReadOnly) || errors.Is(err, ErrNoSpace) {
-			c.db.logf("collection %q: full-text entries of %d records indexed in memory only: %v", c.Name(), len(missing), err)
-			return nil
+			c.db.logger.Warn("full-text entries indexed in memory only", "collection", c.Name(), "records", len(missing), "err", err)
+			return len(missing), nil
 		}
-		return err
+		return len(missing), err
 	}
-	return nil
+	return len(missing), nil
 }
 
 // verifyText compares the full-text index with the records: each record's
