@@ -84,11 +84,12 @@ func openCollection(ctx context.Context, db, name string) (mnemo.Store, mnemo.Co
 func stats(ctx context.Context, args []string, out, stderr io.Writer) error {
 	fs := newFlags("stats", out, stderr)
 	dir := dbFlag(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object (fields in docs/observability.md)")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
 	if isServer(*dir) {
-		return serverStats(ctx, *dir, out)
+		return serverStats(ctx, *dir, *asJSON, out)
 	}
 	db, err := openReader(ctx, *dir)
 	if err != nil {
@@ -98,6 +99,9 @@ func stats(ctx context.Context, args []string, out, stderr io.Writer) error {
 	st, err := db.Stats(ctx)
 	if err != nil {
 		return err
+	}
+	if *asJSON {
+		return writeStatsJSON(out, engineStatsJSON(st))
 	}
 	fmt.Fprintf(out, "database %s, opened in %s\n", st.DatabaseID, st.OpenDuration)
 	for _, c := range st.Collections {

@@ -44,8 +44,9 @@ func validate(c mnemo.Collection, r mnemo.Record) error {
 	return err
 }
 
-// serverStats is stats for a server: each collection's records and shape.
-func serverStats(ctx context.Context, db string, out io.Writer) error {
+// serverStats is stats for a server: each collection's records and shape,
+// as text or, with asJSON, as stats --json's object.
+func serverStats(ctx context.Context, db string, asJSON bool, out io.Writer) error {
 	s, err := openStore(ctx, db, false, false)
 	if err != nil {
 		return err
@@ -55,6 +56,7 @@ func serverStats(ctx context.Context, db string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	st := statsJSON{Backend: "postgres", Collections: []collectionStatsJSON{}}
 	for _, name := range names {
 		c, err := s.Collection(ctx, name)
 		if err != nil {
@@ -65,7 +67,14 @@ func serverStats(ctx context.Context, db string, out io.Writer) error {
 			return err
 		}
 		cfg := c.Config()
+		if asJSON {
+			st.Collections = append(st.Collections, collectionJSON(name, n, cfg))
+			continue
+		}
 		fmt.Fprintf(out, "%s: %d records, dimension %d, %v, %s index\n", name, n, cfg.Dimension, cfg.Metric, cfg.Index)
+	}
+	if asJSON {
+		return writeStatsJSON(out, st)
 	}
 	return nil
 }
