@@ -8,24 +8,28 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/mnemodb/mnemo/metrics"
 	"github.com/mnemodb/mnemo/metrics/expvarmetrics"
 )
 
 // BenchmarkMetricsAB measures what the metrics hook costs: each
-// operation runs on one collection with Options.Metrics nil (rec=nil)
-// and with an expvarmetrics recorder (rec=expvar), one after the other
-// in the same run, so that
+// operation runs on one collection alternately with Options.Metrics nil
+// (A) and with an expvarmetrics recorder (B), switching every 32
+// operations, so that both halves see the same machine. It reports each
+// half's CPU time of the benchmark's own thread per operation
+// (cpu-ns/op-nil and cpu-ns/op-expvar, Linux: other processes on a
+// shared machine disturb it less than wall time), the same in wall time
+// (ns/op-nil, ns/op-expvar), and B's overhead over A in percent of CPU
+// time (cpu-overhead-%) and of wall time (overhead-%). Run it as
 //
-//	go test -run '^$' -bench BenchmarkMetricsAB -count 10 ./engine | benchstat -col /rec -
+//	go test -run '^$' -bench BenchmarkMetricsAB -count 10 ./engine | benchstat -
 //
-// prints the ratio. Besides ns/op it reports cpu-ns/op, the CPU time of
-// the benchmark's own thread (Linux), which other processes on a shared
-// machine disturb less than wall time. The upserts write one record
-// with NoSync (an fsync would hide any difference); the queries are on
-// 5,000 records of 128 dimensions with a short text each: exact (no Ef,
-// a collection this small is scanned), graph (Ef 64) and hybrid.
+// for the medians and their spread. The upserts write one record with
+// NoSync (an fsync would hide any difference); the queries are on 5,000
+// records of 128 dimensions with a short text each: exact (no Ef, a
+// collection this small is scanned), graph (Ef 64) and hybrid.
 func BenchmarkMetricsAB(b *testing.B) {
 	ctx := context.Background()
 	db, err := Open("", &Options{InMemory: true, NoSync: true, CheckpointEvery: -1})
@@ -72,33 +76,50 @@ func BenchmarkMetricsAB(b *testing.B) {
 			return err
 		}},
 	}
-	recorders := []struct {
-		name string
-		rec  metrics.Recorder
-	}{
-		{"nil", nil},
-		{"expvar", expvarmetrics.New(new(expvar.Map))},
-	}
+	rec := expvarmetrics.New(new(expvar.Map))
+	const chunk = 32
 	for _, op := range ops {
-		for _, r := range recorders {
-			b.Run("op="+op.name+"/rec="+r.name, func(b *testing.B) {
-				db.rec = r.rec // no operation is in flight between sub-benchmarks
-				defer func() { db.rec = nil }()
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				b.ReportAllocs()
-				cpu0, ok := threadCPU()
-				i := 0
-				for b.Loop() {
-					if err := op.do(i); err != nil {
-						b.Fatal(err)
+		b.Run("op="+op.name, func(b *testing.B) {
+			defer func() { db.rec = nil }()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			b.ReportAllocs()
+			var cpu, wall [2]time.Duration
+			var n [2]int
+			_, hasCPU := threadCPU()
+			i := 0
+			for b.Loop() {
+				if i%chunk == 0 {
+					// No operation is in flight here, and the background
+					// checkpointer is off: nothing else reads db.rec.
+					side := i / chunk % 2
+					db.rec = [2]metrics.Recorder{nil, rec}[side]
+					c0, _ := threadCPU()
+					w0 := time.Now()
+					for j := 0; j < chunk; j++ {
+						if err := op.do(i + j); err != nil {
+							b.Fatal(err)
+						}
 					}
-					i++
+					wall[side] += time.Since(w0)
+					c1, _ := threadCPU()
+					cpu[side] += c1 - c0
+					n[side] += chunk
 				}
-				if cpu1, ok1 := threadCPU(); ok && ok1 && i > 0 {
-					b.ReportMetric(float64(cpu1-cpu0)/float64(i), "cpu-ns/op")
-				}
-			})
-		}
+				i++
+			}
+			if n[0] == 0 || n[1] == 0 {
+				return // too few iterations for both sides
+			}
+			per := func(d time.Duration, side int) float64 { return float64(d) / float64(n[side]) }
+			b.ReportMetric(per(wall[0], 0), "ns/op-nil")
+			b.ReportMetric(per(wall[1], 1), "ns/op-expvar")
+			b.ReportMetric(100*(per(wall[1], 1)/per(wall[0], 0)-1), "overhead-%")
+			if hasCPU {
+				b.ReportMetric(per(cpu[0], 0), "cpu-ns/op-nil")
+				b.ReportMetric(per(cpu[1], 1), "cpu-ns/op-expvar")
+				b.ReportMetric(100*(per(cpu[1], 1)/per(cpu[0], 0)-1), "cpu-overhead-%")
+			}
+		})
 	}
 }
