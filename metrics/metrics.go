@@ -18,33 +18,39 @@
 // fields are set as listed. Collection is the collection's name where
 // the operation has one.
 //
-//	Op             emitted by                 fields set
-//	upsert         engine, postgres           Collection; Records: records in the call;
-//	                                          Bytes: encoded batch (engine) or
-//	                                          parameters sent (postgres)
-//	delete         engine, postgres           Collection; Records: records that
-//	                                          existed and were deleted
-//	query          engine, postgres           Collection; Mode: vector, text or hybrid;
-//	                                          Plan: graph, filtered-graph, exact or
-//	                                          text (engine), or the backend's plan
-//	                                          name; Records: hits returned
-//	commit         engine, postgres           Collection (empty for a commit of the
-//	                                          database's own, such as creating a
-//	                                          collection); Bytes: the batch (engine)
-//	sync           engine                     Collection; Bytes: a commit that waited
-//	                                          for its log to reach stable storage
-//	                                          (every commit unless NoSync); Duration
-//	                                          is the commit's, fsync included
-//	checkpoint     engine                     Collection; Records: vectors in the
-//	                                          index; Bytes: the checkpoint file
-//	text_rebuild   engine                     Collection; Records: records whose
-//	                                          full-text entry Open made from the
-//	                                          record (missing or damaged entries)
-//	index_rebuild  engine                     Collection; Records: records indexed
-//	                                          when Open rebuilt an index (no
-//	                                          checkpoint, or a damaged one)
-//	embed          memory adapters            Collection; Records: texts embedded;
-//	                                          Bytes: their length in bytes
+//	Op             emitted by          fields set
+//	upsert         engine, postgres    Collection; Records: records in the call;
+//	                                   Bytes: the encoded batch (engine) or the
+//	                                   records' size, vectors, content and
+//	                                   metadata (postgres)
+//	delete         engine, postgres    Collection; Records: records that existed
+//	                                   and were deleted
+//	query          engine, postgres    Collection; Mode: vector, text or hybrid;
+//	                                   Plan: graph, filtered-graph, exact or
+//	                                   text (for hybrid, the vector side's);
+//	                                   Records: hits returned
+//	commit         engine              Collection (empty for the database's own
+//	                                   commits: creating or dropping a
+//	                                   collection); Bytes: the batch
+//	sync           engine              as commit, for a commit that waited for
+//	                                   the log to reach stable storage (every
+//	                                   commit unless Options.NoSync; the
+//	                                   database's own always); Duration is the
+//	                                   commit's, fsync included
+//	checkpoint     engine              Collection; Records: vectors in the
+//	                                   index; Bytes: the checkpoint file
+//	text_rebuild   engine              Collection; Records: records whose
+//	                                   full-text entry Open made from the record
+//	                                   (entries missing or damaged)
+//	index_rebuild  engine              Collection; Records: records indexed when
+//	                                   Open rebuilt an index (no checkpoint, or
+//	                                   a damaged one)
+//	embed          memory adapters     Collection; Records: texts embedded;
+//	                                   Bytes: their length in bytes
+//
+// An upsert of records is also a commit (and a sync) on the engine; a
+// checkpoint commits its descriptor. On PostgreSQL the server's own
+// statistics (pg_stat_statements) describe commits and syncs.
 //
 // A failed operation sets Err and otherwise what it knew when it failed;
 // recorders count it as an error of its Op (expvarmetrics does not add

@@ -11,6 +11,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 	"github.com/pgvector/pgvector-go"
 )
 
@@ -55,11 +57,21 @@ type row struct {
 // retry after a lost connection writes the same records). The records are
 // checked as the engine checks them; the caller may reuse them.
 func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]string, error) {
+	t := telemetry.Start(c.s.rec)
+	ids, size, err := c.upsert(ctx, records)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpUpsert, Collection: c.name, Records: len(records), Bytes: int64(size), Err: err})
+	}
+	return ids, err
+}
+
+// upsert is Upsert; it also returns the records' size (mnemo.RecordBytes).
+func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]string, int, error) {
 	if err := c.s.enter(ctx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(records) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
 	ids := make([]string, len(records))
 	rows := make([]row, len(records))
@@ -68,13 +80,13 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 	for i, r := range records {
 		meta, err := mnemo.CheckRecord(c.cfg, i, r)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if size += mnemo.RecordBytes(r, meta); size > mnemo.MaxBatchBytes {
-			return nil, mnemo.BatchTooLarge(len(records), i)
+			return nil, 0, mnemo.BatchTooLarge(len(records), i)
 		}
 		if rows[i], err = c.row(i, r, meta); err != nil { // before an ID is assigned, which errors must not name
-			return nil, err
+			return nil, 0, err
 		}
 		if r.ID == "" {
 			r.ID = uuid.NewString()
@@ -82,7 +94,7 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 		}
 		ids[i] = r.ID
 		if seen[r.ID] {
-			return nil, fmt.Errorf("%w: id %q appears twice in one batch", mnemo.ErrInvalidRecord, r.ID)
+			return nil, 0, fmt.Errorf("%w: id %q appears twice in one batch", mnemo.ErrInvalidRecord, r.ID)
 		}
 		seen[r.ID] = true
 	}
@@ -111,9 +123,9 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 		})
 	})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return ids, nil
+	return ids, size, nil
 }
 
 // lockOld takes the write locks of the records with the given IDs (see
@@ -201,6 +213,15 @@ func hasNUL(js []byte) bool {
 // connection made it retry after the first attempt committed, the count
 // is of what the retry found.
 func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
+	t := telemetry.Start(c.s.rec)
+	n, err := c.delete(ctx, ids)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpDelete, Collection: c.name, Records: n, Err: err})
+	}
+	return n, err
+}
+
+func (c *Collection) delete(ctx context.Context, ids []string) (int, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return 0, err
 	}

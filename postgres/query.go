@@ -12,6 +12,8 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // maxEfSearch is the largest hnsw.ef_search pgvector takes.
@@ -38,12 +40,39 @@ const efKey = "mnemo.ef_search"
 // hnsw.ef_search is set in the vector side's round trip, only when the
 // connection's differs.
 func (c *Collection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, error) {
+	t := telemetry.Start(c.s.rec)
+	var mode mnemo.Mode
+	var plan string
+	hits, err := c.query(ctx, q, &mode, &plan)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpQuery, Collection: c.name, Mode: string(mode), Plan: plan, Records: len(hits), Err: err})
+	}
+	return hits, err
+}
+
+// query is Query; it sets *gotMode to the query's mode and *plan to how it
+// was answered, for metrics: "text" for a text query, else the vector
+// side's: "exact" (Query.Exact, a flat collection, or the exact retry
+// of a filtered search that came back short), "filtered-graph" (the
+// HNSW index under a filter) or "graph".
+func (c *Collection) query(ctx context.Context, q mnemo.Query, gotMode *mnemo.Mode, plan *string) ([]mnemo.Hit, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return nil, err
 	}
 	q, mode, err := mnemo.CheckQuery(c.name, c.cfg, q)
 	if err != nil {
 		return nil, err
+	}
+	*gotMode = mode
+	switch {
+	case mode == mnemo.ModeText:
+		*plan = "text"
+	case q.Exact || c.cfg.Index == mnemo.Flat:
+		*plan = "exact"
+	case !q.Filter.IsEmpty():
+		*plan = "filtered-graph"
+	default:
+		*plan = "graph"
 	}
 	k := q.K
 	switch {
@@ -61,6 +90,7 @@ func (c *Collection) Query(ctx context.Context, q mnemo.Query) ([]mnemo.Hit, err
 		}
 		if mode != mnemo.ModeText && !q.Exact && !q.Filter.IsEmpty() && len(vec) < k {
 			vec, _, err = c.sides(ctx, q, mnemo.ModeVector, k, true)
+			*plan = "exact"
 		}
 		return err
 	})

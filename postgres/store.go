@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"strconv"
@@ -17,6 +18,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/internal/telemetry"
+	"github.com/mnemodb/mnemo/metrics"
 	pgxvec "github.com/pgvector/pgvector-go/pgx"
 )
 
@@ -51,6 +54,16 @@ type Options struct {
 	// returns only after the replica applied it. See the package doc,
 	// Read replicas.
 	ReadDSN string
+	// Logger receives the backend's diagnostic messages as structured
+	// records: a call that met a connection error and retries (Warn,
+	// with the error and the wait), and one that gives up after
+	// RetryTimeout (Error). Default: discarded.
+	Logger *slog.Logger
+	// Metrics, when set, receives an event for every upsert, delete and
+	// query (see package metrics for the operations and their fields).
+	// It is called on the caller's goroutine and must be safe for
+	// concurrent use. Default nil: no event is built and no clock read.
+	Metrics metrics.Recorder
 }
 
 // Validate reports every problem with the options at once.
@@ -79,6 +92,8 @@ type Store struct {
 	pool   *pgxpool.Pool // the primary's: writes, locks, and reads without a read server
 	read   *pgxpool.Pool // the read server's (Options.ReadDSN), nil without one
 	retry  time.Duration
+	log    *slog.Logger
+	rec    metrics.Recorder // nil when off
 	closed atomic.Bool
 
 	locks lockConn // advisory locks taken by TryLock (lock.go)
@@ -119,7 +134,7 @@ func Open(ctx context.Context, dsn string, opts *Options) (*Store, error) {
 			c.MaxConns = int32(opts.MaxConns)
 		}
 	}
-	s := &Store{retry: opts.RetryTimeout}
+	s := &Store{retry: opts.RetryTimeout, log: telemetry.Logger(opts.Logger), rec: opts.Metrics}
 	if s.retry == 0 {
 		s.retry = 5 * time.Second
 	}
@@ -628,8 +643,10 @@ func (s *Store) do(ctx context.Context, f func(context.Context) error) error {
 			return mnemo.ErrClosed
 		}
 		if s.retry < 0 || time.Since(start)+wait > s.retry {
+			s.log.Error("server unavailable: giving up", "err", err, "after", time.Since(start))
 			return fmt.Errorf("%w: %v", ErrUnavailable, err)
 		}
+		s.log.Warn("connection error: retrying", "err", err, "wait", wait)
 		if err := sleep(ctx, wait); err != nil {
 			return err
 		}
