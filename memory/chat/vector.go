@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/mnemodb/mnemo"
+	"github.com/mnemodb/mnemo/internal/telemetry"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/item"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 	"github.com/mnemodb/mnemo/memory/scope"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // VectorMemory stores contents in an engine collection and adds the K most
@@ -84,6 +87,17 @@ type VectorOptions struct {
 	SweepEvery time.Duration
 	// Clock returns the time expiry uses; nil means time.Now.
 	Clock func() time.Time
+	// Logger receives the memory's diagnostic messages (an older
+	// embedder kept for a collection it made, say) and, for a memory
+	// that OpenVector opens in a database of its own, the engine's. Default:
+	// discarded.
+	Logger *slog.Logger
+	// Metrics receives an embed event for every embedding the memory
+	// asks for (see package metrics), and, for a memory that OpenVector opens
+	// in a database of its own, the engine's events; a database given
+	// to NewVector reports through the options it was opened with. Default
+	// nil: off.
+	Metrics metrics.Recorder
 }
 
 // DefaultSweepEvery is how often a VectorMemory deletes expired contents
@@ -98,7 +112,11 @@ const MaxMetadataDepth = mnemo.MaxMetadataDepth - 1
 // OpenVector opens (or creates) a vector memory in its own database in
 // dir; an empty dir means in memory only. Close closes the database.
 func OpenVector(dir string, opts *VectorOptions) (*VectorMemory, error) {
-	db, err := textvec.OpenStore(dir)
+	var obs textvec.Observe
+	if opts != nil {
+		obs = textvec.Observe{Logger: opts.Logger, Metrics: opts.Metrics}
+	}
+	db, err := textvec.OpenStore(dir, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +146,10 @@ func NewVector(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*Vecto
 		o = *opts
 	}
 	if o.Collection == "" {
-		o.Collection = defaultCollection(ctx, db)
+		if o.Collection = defaultCollection(ctx, db); o.Collection == LegacyCollection {
+			telemetry.Logger(o.Logger).Info("using the collection of the earlier default name, as no collection of the current one exists",
+				"collection", LegacyCollection, "default", DefaultCollection)
+		}
 	}
 	if o.K == 0 {
 		o.K = 3
@@ -147,7 +168,7 @@ func NewVector(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*Vecto
 	if err != nil {
 		return nil, err
 	}
-	space, err := textvec.New(o.Embedder, ErrNotEmbeddable, ErrInvalid)
+	space, err := textvec.New(o.Embedder, ErrNotEmbeddable, ErrInvalid, textvec.Observe{Logger: o.Logger, Metrics: o.Metrics})
 	if err != nil {
 		return nil, err
 	}

@@ -34,12 +34,12 @@ type docIndex struct {
 	hashes map[string]string // path -> content hash of what is indexed
 }
 
-func newDocIndex(e embed.Embedder) (*docIndex, error) {
-	space, err := textvec.New(e, store.ErrEmpty, ErrInvalid)
+func newDocIndex(e embed.Embedder, obs textvec.Observe) (*docIndex, error) {
+	space, err := textvec.New(e, store.ErrEmpty, ErrInvalid, obs)
 	if err != nil {
 		return nil, err
 	}
-	db, err := engine.Open("", &engine.Options{InMemory: true})
+	db, err := engine.Open("", &engine.Options{InMemory: true, Logger: obs.Logger, Metrics: obs.Metrics})
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,7 @@ func (x *docIndex) sync(ctx context.Context, docs map[string]string) error {
 		}
 	}
 	if len(stale) > 0 {
-		vecs, err := x.space.Embedder().Embed(ctx, texts)
+		vecs, err := x.space.Embed(ctx, "documents", texts)
 		if err != nil {
 			return err
 		}

@@ -20,7 +20,9 @@ import (
 
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/docpath"
+	"github.com/mnemodb/mnemo/memory/internal/textvec"
 	"github.com/mnemodb/mnemo/memory/store"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // Store is a path-addressed store of text documents (see the package doc
@@ -75,6 +77,10 @@ type Options struct {
 	// on every semantic search. Embedder defaults to the offline one.
 	Semantic bool
 	Embedder embed.Embedder
+	// Metrics, when set, receives an embed event for every embedding of
+	// the semantic index and the events of its in-memory engine
+	// database (see package metrics). Default nil: off.
+	Metrics metrics.Recorder
 }
 
 // Default size limits (see Sizes in the package doc).
@@ -126,7 +132,7 @@ func Open(dir string, opts *Options) (*Store, error) {
 		d.root = root
 	}
 	if o.Semantic {
-		idx, err := newDocIndex(o.Embedder)
+		idx, err := newDocIndex(o.Embedder, textvec.Observe{Logger: o.Logger, Metrics: o.Metrics})
 		if err != nil {
 			d.Close()
 			return nil, err

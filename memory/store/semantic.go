@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/mnemodb/mnemo/memory/internal/item"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 	"github.com/mnemodb/mnemo/memory/scope"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // Semantic is a store of facts searched by meaning and by words. Facts are
@@ -95,6 +97,17 @@ type SemanticOptions struct {
 	// Clock returns the time expiry and history use; nil means
 	// time.Now.
 	Clock func() time.Time
+	// Logger receives the memory's diagnostic messages (an older
+	// embedder kept for a collection it made, say) and, for a memory
+	// that OpenSemantic opens in a database of its own, the engine's. Default:
+	// discarded.
+	Logger *slog.Logger
+	// Metrics receives an embed event for every embedding the memory
+	// asks for (see package metrics), and, for a memory that OpenSemantic opens
+	// in a database of its own, the engine's events; a database given
+	// to NewSemantic reports through the options it was opened with. Default
+	// nil: off.
+	Metrics metrics.Recorder
 }
 
 // DefaultSweepEvery is how often a Semantic store deletes expired facts
@@ -104,7 +117,11 @@ const DefaultSweepEvery = 10 * time.Minute
 // OpenSemantic opens (or creates) a fact store in its own database in dir;
 // an empty dir means in memory only. Close closes the database.
 func OpenSemantic(dir string, opts *SemanticOptions) (*Semantic, error) {
-	db, err := textvec.OpenStore(dir)
+	var obs textvec.Observe
+	if opts != nil {
+		obs = textvec.Observe{Logger: opts.Logger, Metrics: opts.Metrics}
+	}
+	db, err := textvec.OpenStore(dir, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +162,7 @@ func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*S
 	if err := r.Check(ErrInvalid); err != nil {
 		return nil, err
 	}
-	space, err := textvec.New(o.Embedder, ErrEmpty, ErrInvalid)
+	space, err := textvec.New(o.Embedder, ErrEmpty, ErrInvalid, textvec.Observe{Logger: o.Logger, Metrics: o.Metrics})
 	if err != nil {
 		return nil, err
 	}

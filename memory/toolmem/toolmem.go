@@ -70,6 +70,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"time"
@@ -82,6 +83,7 @@ import (
 	"github.com/mnemodb/mnemo/memory/internal/item"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 	"github.com/mnemodb/mnemo/memory/scope"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // Entry is one tool-usage memory.
@@ -229,6 +231,17 @@ type Options struct {
 	SweepEvery time.Duration
 	// Clock returns the time expiry uses; nil means time.Now.
 	Clock func() time.Time
+	// Logger receives the memory's diagnostic messages (an older
+	// embedder kept for a collection it made, say) and, for a memory
+	// that Open opens in a database of its own, the engine's. Default:
+	// discarded.
+	Logger *slog.Logger
+	// Metrics receives an embed event for every embedding the memory
+	// asks for (see package metrics), and, for a memory that Open opens
+	// in a database of its own, the engine's events; a database given
+	// to New reports through the options it was opened with. Default
+	// nil: off.
+	Metrics metrics.Recorder
 }
 
 // DefaultSweepEvery is how often a Memory deletes expired entries in the
@@ -277,7 +290,7 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	space, err := textvec.New(o.Embedder, ErrEmptyText, ErrInvalid)
+	space, err := textvec.New(o.Embedder, ErrEmptyText, ErrInvalid, textvec.Observe{Logger: o.Logger, Metrics: o.Metrics})
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +314,7 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Memory, error) {
 // Open opens (or creates) a memory in its own database in dir; an empty dir
 // means in memory only. Close closes the database.
 func Open(dir string, opts *Options) (*Memory, error) {
-	db, err := textvec.OpenStore(dir)
+	db, err := textvec.OpenStore(dir, observe(opts))
 	if err != nil {
 		return nil, err
 	}
@@ -619,4 +632,12 @@ func (m *Memory) Sweep(ctx context.Context) (int, error) {
 	}
 	n2, err := m.pol.Sweep(ctx, m.texts)
 	return n1 + n2, err
+}
+
+// observe returns the logging and metrics of opts (which may be nil).
+func observe(opts *Options) textvec.Observe {
+	if opts == nil {
+		return textvec.Observe{}
+	}
+	return textvec.Observe{Logger: opts.Logger, Metrics: opts.Metrics}
 }

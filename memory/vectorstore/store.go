@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
 	"github.com/mnemodb/mnemo/memory/scope"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // DefaultCollection is the collection of a Store whose Options name none.
@@ -48,6 +50,15 @@ type Options struct {
 	// Search, Delete and Count see only the documents that have it. nil
 	// sees every document. WithScope changes it.
 	Scope scope.Scope
+	// Logger receives, for a Store that Open opens in a database of its
+	// own, the engine's diagnostic messages. Default: discarded.
+	Logger *slog.Logger
+	// Metrics receives an embed event for every Embed call (one per
+	// batch; see package metrics), and, for a Store that Open opens in
+	// a database of its own, the engine's events; a database given to
+	// New reports through the options it was opened with. Default nil:
+	// off.
+	Metrics metrics.Recorder
 }
 
 // Validate reports every problem with the options at once, each wrapping
@@ -91,7 +102,8 @@ type Store struct {
 	batch int
 	scope scope.Scope   // nil: none
 	where *mnemo.Filter // the scope's filter; nil without a scope
-	open  *handles      // shared with the Stores With returns
+	obs   textvec.Observe
+	open  *handles // shared with the Stores With returns
 }
 
 // New returns a Store on the collection opts name in db, which may be any
@@ -120,7 +132,8 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &Store{db: db, name: o.Collection, emb: e, mode: o.Mode, batch: o.BatchSize, open: &handles{}}
+	obs := textvec.Observe{Logger: o.Logger, Metrics: o.Metrics}
+	st := &Store{db: db, name: o.Collection, emb: e, mode: o.Mode, batch: o.BatchSize, obs: obs, open: &handles{}}
 	return st.scoped(o.Scope)
 }
 
@@ -152,7 +165,11 @@ func (s *Store) WithScope(sc scope.Scope) (*Store, error) {
 // Open opens (or creates) an embedded database in dir and returns a Store
 // in it; an empty dir means in memory only. Close closes the database.
 func Open(dir string, opts *Options) (*Store, error) {
-	db, err := textvec.OpenStore(dir)
+	var obs textvec.Observe
+	if opts != nil {
+		obs = textvec.Observe{Logger: opts.Logger, Metrics: opts.Metrics}
+	}
+	db, err := textvec.OpenStore(dir, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -375,7 +392,7 @@ func (s *Store) vectors(ctx context.Context, what string, texts []string) ([][]f
 	vs := make([][]float32, 0, len(texts))
 	for lo := 0; lo < len(texts); lo += s.batch {
 		batch := texts[lo:min(lo+s.batch, len(texts))]
-		got, err := s.emb.Embed(ctx, batch)
+		got, err := s.obs.Embed(ctx, s.emb, s.name, batch)
 		if err != nil {
 			return nil, err
 		}

@@ -127,7 +127,11 @@ func NewStored(ctx context.Context, db mnemo.Store, session string, budget int, 
 // memory only) and returns NewStored's window on it. Close closes the
 // database.
 func OpenStored(dir, session string, budget int, opts *Options) (*Window, error) {
-	db, err := textvec.OpenStore(dir)
+	var obs textvec.Observe
+	if opts != nil {
+		obs = textvec.Observe{Logger: opts.Logger, Metrics: opts.Metrics}
+	}
+	db, err := textvec.OpenStore(dir, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -176,8 +180,8 @@ func (s *store) roundCollection(ctx context.Context, name string) (*textvec.Boun
 var errNothing = errors.New("window: nothing to embed")
 
 // newRecallStore is the in-memory backing of New with recall.
-func newRecallStore(space *textvec.Space) (*store, error) {
-	db, err := engine.OpenStore("", &engine.Options{InMemory: true})
+func newRecallStore(space *textvec.Space, obs textvec.Observe) (*store, error) {
+	db, err := engine.OpenStore("", &engine.Options{InMemory: true, Logger: obs.Logger, Metrics: obs.Metrics})
 	if err != nil {
 		return nil, err
 	}
@@ -429,6 +433,7 @@ func (w *Window) repair(ctx context.Context) error {
 		return w.reindex(ctx, c, rs)
 	})
 	if err != nil {
+		w.log.Warn("window: recall index not repaired; a later call tries again", "stale_rounds", len(w.stale), "all", w.staleAll, "err", err)
 		return err
 	}
 	w.staleAll, w.stale = false, nil

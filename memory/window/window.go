@@ -50,6 +50,7 @@ package window
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"unicode"
@@ -58,6 +59,7 @@ import (
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
+	"github.com/mnemodb/mnemo/metrics"
 )
 
 // Role is who produced a message.
@@ -149,7 +151,8 @@ type Window struct {
 	share     float64
 	minSim    float32 // recall's cutoff
 	st        *store  // engine backing; nil for a plain in-memory window
-	closed    bool    // set by Close
+	log       *slog.Logger
+	closed    bool // set by Close
 	// Recall entries that may not match their rounds' messages, to
 	// re-index (see repair in persist.go).
 	stale    map[int]bool
@@ -188,6 +191,16 @@ type Options struct {
 	// Embedder for recall; nil means the offline hashing embedder
 	// (embed.NewHashing(0)).
 	Embedder embed.Embedder
+	// Logger receives the window's diagnostic messages (a recall index
+	// left to repair on a later call, with the error) and, for a window
+	// whose database it opens itself (recall in memory, OpenStored), the
+	// engine's. Default: discarded.
+	Logger *slog.Logger
+	// Metrics receives an embed event for every embedding recall asks
+	// for (see package metrics), and the engine's events of a database
+	// the window opens itself; a database given to NewStored reports
+	// through the options it was opened with. Default nil: off.
+	Metrics metrics.Recorder
 }
 
 // DefaultMinSimilarity is the recall cutoff for embedders that do not
@@ -207,6 +220,8 @@ func New(budget int, opts *Options) (*Window, error) {
 	if o.Counter != nil {
 		w.counter = o.Counter
 	}
+	obs := textvec.Observe{Logger: o.Logger, Metrics: o.Metrics}
+	w.log = obs.Log()
 	if o.Recall {
 		if o.RecallShare == 0 {
 			o.RecallShare = 0.25
@@ -217,7 +232,7 @@ func New(budget int, opts *Options) (*Window, error) {
 		if err := textvec.CheckCutoff(ErrInvalid, "MinSimilarity", o.MinSimilarity, -1, 1); err != nil {
 			return nil, err
 		}
-		space, err := textvec.New(o.Embedder, errNothing, ErrInvalid)
+		space, err := textvec.New(o.Embedder, errNothing, ErrInvalid, obs)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +243,7 @@ func New(budget int, opts *Options) (*Window, error) {
 		if o.MinSimilarity != nil {
 			w.minSim = *o.MinSimilarity
 		}
-		st, err := newRecallStore(space)
+		st, err := newRecallStore(space, obs)
 		if err != nil {
 			return nil, err
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
+	"github.com/mnemodb/mnemo/postgres"
 	"github.com/mnemodb/mnemo/postgres/pgtest"
 )
 
@@ -33,7 +34,14 @@ func Main(m *testing.M) int {
 			return 2
 		}
 		schemas := pgtest.NewSchemas(dsn)
-		textvec.InMemoryStore = func() (mnemo.Store, error) { return schemas.Open(context.Background()) }
+		textvec.InMemoryStore = func(obs textvec.Observe) (mnemo.Store, error) {
+			ctx := context.Background()
+			dsn, err := schemas.New(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return postgres.Open(ctx, dsn, &postgres.Options{Logger: obs.Logger, Metrics: obs.Metrics})
+		}
 		code := m.Run()
 		if err := schemas.Drop(context.Background()); err != nil {
 			fmt.Fprintln(os.Stderr, "drop test schemas:", err)

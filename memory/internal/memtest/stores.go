@@ -17,7 +17,7 @@ import (
 // MNEMO_MEMORY_BACKEND=postgres), closed when t ends.
 func Store(t testing.TB) mnemo.Store {
 	t.Helper()
-	s, err := textvec.InMemoryStore()
+	s, err := textvec.InMemoryStore(textvec.Observe{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func BenchmarkFirstInsert(b *testing.B) {
 	const n = 10_000
 	ctx := context.Background()
 	s := memtest.Store(b)
-	sp, _ := textvec.New(nil, errEmpty, errInvalid)
+	sp, _ := textvec.New(nil, errEmpty, errInvalid, textvec.Observe{})
 	c, err := sp.Collection(ctx, s, "memories", "bench")
 	if err != nil {
 		b.Fatal(err)
@@ -61,7 +61,7 @@ func BenchmarkFirstInsert(b *testing.B) {
 			}
 			for b.Loop() {
 				b.StopTimer()
-				space, _ := textvec.New(nil, errEmpty, errInvalid)
+				space, _ := textvec.New(nil, errEmpty, errInvalid, textvec.Observe{})
 				bound, err := space.Bind(ctx, tc.store, "memories", "bench")
 				if err != nil {
 					b.Fatal(err)

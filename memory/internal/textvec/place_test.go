@@ -25,7 +25,7 @@ var (
 func oldCollection(t *testing.T, s mnemo.Store, n int) mnemo.Collection {
 	t.Helper()
 	ctx := context.Background()
-	sp, _ := textvec.New(nil, errEmpty, errInvalid)
+	sp, _ := textvec.New(nil, errEmpty, errInvalid, textvec.Observe{})
 	c, err := sp.Collection(ctx, s, "old", "test")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func oldCollection(t *testing.T, s mnemo.Store, n int) mnemo.Collection {
 // position.
 func place(t *testing.T, c mnemo.Collection) int64 {
 	t.Helper()
-	sp, _ := textvec.New(nil, errEmpty, errInvalid)
+	sp, _ := textvec.New(nil, errEmpty, errInvalid, textvec.Observe{})
 	p, err := sp.Place(context.Background(), c, 1)
 	if err != nil {
 		t.Fatalf("Place: %v", err)
@@ -72,7 +72,7 @@ func TestPlaceSequence(t *testing.T) {
 		t.Fatalf("%T is no mnemo.Sequencer", c)
 	}
 	ctx := context.Background()
-	sp, _ := textvec.New(nil, errEmpty, errInvalid)
+	sp, _ := textvec.New(nil, errEmpty, errInvalid, textvec.Observe{})
 	for want := int64(42); want < 45; want++ {
 		if got, err := sp.Place(ctx, c, 1); err != nil || got != want {
 			t.Fatalf("Place = %d, %v; want %d", got, err, want)
@@ -101,7 +101,7 @@ func TestPlaceSequenceConcurrent(t *testing.T) {
 	got := make(chan int64, spaces*each)
 	var wg sync.WaitGroup
 	for range spaces {
-		sp, _ := textvec.New(nil, errEmpty, errInvalid)
+		sp, _ := textvec.New(nil, errEmpty, errInvalid, textvec.Observe{})
 		for range 2 { // two goroutines a Space
 			wg.Go(func() {
 				for range each / 2 {
@@ -145,7 +145,7 @@ func TestPlaceWithoutSequence(t *testing.T) {
 		t.Fatalf("%T is a mnemo.Sequencer", c)
 	}
 	ctx := context.Background()
-	sp, _ := textvec.New(nil, errEmpty, errInvalid)
+	sp, _ := textvec.New(nil, errEmpty, errInvalid, textvec.Observe{})
 	for want := int64(42); want < 45; want++ {
 		if got, err := sp.Place(ctx, c, 1); err != nil || got != want {
 			t.Fatalf("Place = %d, %v; want %d", got, err, want)
@@ -189,7 +189,7 @@ func TestSpreadAsCounted(t *testing.T) {
 		var b *textvec.Bound
 		for i, text := range conversation {
 			if i == 0 || i == half { // a new Space and binding: another process
-				sp, _ = textvec.New(nil, errEmpty, errInvalid)
+				sp, _ = textvec.New(nil, errEmpty, errInvalid, textvec.Observe{})
 				var err error
 				if b, err = sp.Bind(ctx, s, "conversation", "test"); err != nil {
 					t.Fatal(err)

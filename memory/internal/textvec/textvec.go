@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"math"
 	"strings"
@@ -20,9 +21,36 @@ import (
 
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/engine"
+	"github.com/mnemodb/mnemo/internal/telemetry"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/ctxsync"
+	"github.com/mnemodb/mnemo/metrics"
 )
+
+// Observe is what an adapter's options give for logging and metrics:
+// its Logger and Metrics fields, passed on as they are.
+type Observe struct {
+	Logger  *slog.Logger     // nil: discarded
+	Metrics metrics.Recorder // nil: off
+}
+
+// Log returns the logger to use (never nil).
+func (o Observe) Log() *slog.Logger { return telemetry.Logger(o.Logger) }
+
+// Embed embeds texts with e, reporting an embed event (with collection,
+// which may be empty) to o.Metrics.
+func (o Observe) Embed(ctx context.Context, e embed.Embedder, collection string, texts []string) ([][]float32, error) {
+	t := telemetry.Start(o.Metrics)
+	vs, err := e.Embed(ctx, texts)
+	if t.On() {
+		n := 0
+		for _, s := range texts {
+			n += len(s)
+		}
+		t.Done(metrics.Event{Op: metrics.OpEmbed, Collection: collection, Records: len(texts), Bytes: int64(n), Err: err})
+	}
+	return vs, err
+}
 
 // Space is an embedder as an adapter uses it: one text at a time, bad text
 // reported with the adapter's own sentinels, and collections whose vectors
@@ -34,6 +62,7 @@ type Space struct {
 	mu      sync.Mutex // guards emb and dflt
 	empty   error      // wrapped for empty text and text with nothing to embed
 	invalid error      // wrapped for invalid UTF-8
+	obs     Observe
 
 	placing ctxsync.Mutex    // serialises Place's scans; guards next
 	next    map[string]int64 // next position per collection name, of collections without a sequence (Place)
@@ -41,16 +70,17 @@ type Space struct {
 
 // New returns a Space embedding with e, or with the offline default
 // (embed.NewHashing(0)) when e is nil. empty and invalid are the
-// adapter's sentinels for empty text and for invalid UTF-8.
-func New(e embed.Embedder, empty, invalid error) (*Space, error) {
+// adapter's sentinels for empty text and for invalid UTF-8; obs is where
+// it logs and reports its embeddings.
+func New(e embed.Embedder, empty, invalid error, obs Observe) (*Space, error) {
 	if e == nil {
 		h, err := embed.NewHashing(0)
 		if err != nil {
 			return nil, err
 		}
-		return &Space{emb: h, dflt: true, empty: empty, invalid: invalid}, nil
+		return &Space{emb: h, dflt: true, empty: empty, invalid: invalid, obs: obs}, nil
 	}
-	return &Space{emb: e, empty: empty, invalid: invalid}, nil
+	return &Space{emb: e, empty: empty, invalid: invalid, obs: obs}, nil
 }
 
 // Embedder returns the embedder.
@@ -58,6 +88,12 @@ func (s *Space) Embedder() embed.Embedder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.emb
+}
+
+// Embed embeds texts for collection (reported in the embed event) with
+// the Space's embedder, without Vector's checks.
+func (s *Space) Embed(ctx context.Context, collection string, texts []string) ([][]float32, error) {
+	return s.obs.Embed(ctx, s.Embedder(), collection, texts)
 }
 
 // Vector validates and embeds one text; what names it in errors ("query",
@@ -71,7 +107,7 @@ func (s *Space) Vector(ctx context.Context, what, text string) ([]float32, error
 	if !utf8.ValidString(text) {
 		return nil, fmt.Errorf("%w: %s is not valid UTF-8", s.invalid, what)
 	}
-	vs, err := s.Embedder().Embed(ctx, []string{text})
+	vs, err := s.obs.Embed(ctx, s.Embedder(), "", []string{text})
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +143,8 @@ func (s *Space) Collection(ctx context.Context, db mnemo.Store, name, kind strin
 		// A memory stored with an older version of the offline default
 		// keeps being searched with that version.
 		if h, ok := embed.Offline(old.Config().Embedder); ok && h.Identity() != s.emb.Identity() {
+			s.obs.Log().Info("collection made by an older offline embedder: searching it with that version",
+				"collection", name, "embedder", h.Identity(), "default", s.emb.Identity())
 			s.mu.Lock()
 			s.emb, s.dflt = h, false
 			s.mu.Unlock()
@@ -163,18 +201,19 @@ func Open(ctx context.Context, db mnemo.Store, name, kind string, cfg mnemo.Coll
 // OpenStore opens the store of an adapter's Open(dir, ...): the engine
 // database in dir, owned by the returned Store, or InMemoryStore's when
 // dir is empty.
-func OpenStore(dir string) (mnemo.Store, error) {
+func OpenStore(dir string, obs Observe) (mnemo.Store, error) {
 	if dir == "" {
-		return InMemoryStore()
+		return InMemoryStore(obs)
 	}
-	return engine.OpenStore(dir, nil)
+	return engine.OpenStore(dir, &engine.Options{Logger: obs.Logger, Metrics: obs.Metrics})
 }
 
 // InMemoryStore opens the store of an adapter's Open(""): an in-memory
-// engine database. The adapters' tests point it at a PostgreSQL server
-// (MNEMO_MEMORY_BACKEND=postgres) to run the same behaviours there.
-var InMemoryStore = func() (mnemo.Store, error) {
-	return engine.OpenStore("", &engine.Options{InMemory: true})
+// engine database, logging and reporting to obs. The adapters' tests
+// point it at a PostgreSQL server (MNEMO_MEMORY_BACKEND=postgres) to run
+// the same behaviours there.
+var InMemoryStore = func(obs Observe) (mnemo.Store, error) {
+	return engine.OpenStore("", &engine.Options{InMemory: true, Logger: obs.Logger, Metrics: obs.Metrics})
 }
 
 // CheckCutoff validates an optional cutoff named name: nil is valid; a

@@ -18,7 +18,7 @@ var (
 )
 
 func TestVector(t *testing.T) {
-	s, err := New(nil, errEmpty, errInvalid)
+	s, err := New(nil, errEmpty, errInvalid, Observe{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s, _ := New(nil, errEmpty, errInvalid)
+	s, _ := New(nil, errEmpty, errInvalid, Observe{})
 	c, err := s.Collection(ctx, db.Store(), "facts", "test")
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestCollection(t *testing.T) {
 		t.Fatalf("reopen = %v, %v", again, err)
 	}
 	small, _ := embed.NewHashing(64)
-	other, _ := New(small, errEmpty, errInvalid)
+	other, _ := New(small, errEmpty, errInvalid, Observe{})
 	if _, err := other.Collection(ctx, db.Store(), "facts", "test"); !errors.Is(err, embed.ErrMismatch) {
 		t.Fatalf("another embedder = %v, want embed.ErrMismatch", err)
 	}
@@ -124,7 +124,7 @@ func (zeroes) Identity() string { return "test/zeroes/4" }
 // for a text with words is a bad response, not empty text (only the
 // offline embedder's zero vector means the text has nothing to embed).
 func TestZeroVectorFromModel(t *testing.T) {
-	s, _ := New(zeroes{}, errEmpty, errInvalid)
+	s, _ := New(zeroes{}, errEmpty, errInvalid, Observe{})
 	if _, err := s.Vector(ctx, "fact", "Paul works at Google"); !errors.Is(err, embed.ErrResponse) || errors.Is(err, errEmpty) {
 		t.Fatalf("zero vector from a model: %v, want embed.ErrResponse", err)
 	}
