@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mnemodb/mnemo"
-	"github.com/mnemodb/mnemo/internal/telemetry"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/item"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
@@ -147,7 +146,7 @@ func NewVector(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*Vecto
 	}
 	if o.Collection == "" {
 		if o.Collection = defaultCollection(ctx, db); o.Collection == LegacyCollection {
-			telemetry.Logger(o.Logger).Info("using the collection of the earlier default name, as no collection of the current one exists",
+			textvec.Observe{Logger: o.Logger}.Log().Info("using the collection of the earlier default name, as no collection of the current one exists",
 				"collection", LegacyCollection, "default", DefaultCollection)
 		}
 	}
