@@ -45,8 +45,10 @@
 //	index_rebuild  engine              Collection; Records: records indexed when
 //	                                   Open rebuilt an index (no checkpoint, or
 //	                                   a damaged one)
-//	embed          memory adapters     Collection; Records: texts embedded;
-//	                                   Bytes: their length in bytes
+//	embed          memory adapters     Records: texts embedded in one call of
+//	                                   the embedder; Bytes: their length in
+//	                                   bytes; Collection when the texts are
+//	                                   for one (vectorstore, docstore's index)
 //
 // An upsert of records is also a commit (and a sync) on the engine; a
 // checkpoint commits its descriptor. On PostgreSQL the server's own
