@@ -93,7 +93,7 @@ func TestCommandProcess(t *testing.T) {
 	}{
 		{"success", []string{"help"}, 0, "mnemo: an embedded vector database", ""},
 		{"failure", []string{"stats", "--db", missing}, 1, "", "mnemo stats: engine: no database: " + missing + "\n"},
-		{"usage error", []string{"stats"}, 2, "", "mnemo stats: --db is required\nUsage: mnemo stats --db DIR\nRun \"mnemo help stats\" for its flags.\n"},
+		{"usage error", []string{"stats"}, 2, "", "mnemo stats: --db is required\nUsage: mnemo stats --db DIR [--json]\nRun \"mnemo help stats\" for its flags.\n"},
 		{"a test flag is an argument", []string{"-test.run=^$"}, 2, "", "mnemo: unknown command \"-test.run=^$\"\n\n" + generalUsage()},
 	}
 	for _, tt := range tests {
