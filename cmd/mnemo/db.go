@@ -100,10 +100,14 @@ func stats(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return writeStatsJSON(out, engineStatsJSON(st))
+	disk, err := diskBytes(*dir)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(out, "database %s, opened in %s\n", st.DatabaseID, st.OpenDuration)
+	if *asJSON {
+		return writeStatsJSON(out, engineStatsJSON(st, disk))
+	}
+	fmt.Fprintf(out, "database %s, opened in %s, %d bytes on disk\n", st.DatabaseID, st.OpenDuration, disk)
 	for _, c := range st.Collections {
 		fmt.Fprintf(out, "%s: %d records, dimension %d, %v, %s index (%d bytes, %d tombstones), %d log records, last checkpoint at seq %d, opened by %s",
 			c.Name, c.Records, c.Config.Dimension, c.Config.Metric, c.Config.Index, c.IndexBytes, c.IndexTombstones, c.LogRecords, c.LastCheckpointSeq, c.OpenedBy)

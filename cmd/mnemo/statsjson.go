@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/mnemodb/mnemo"
@@ -15,9 +17,11 @@ import (
 type statsJSON struct {
 	// Backend is "engine" (a database directory) or "postgres".
 	Backend string `json:"backend"`
-	// The engine's: the identity file's id and how long Open took.
+	// The engine's: the identity file's id, how long Open took, and the
+	// bytes of the files in the database directory.
 	DatabaseID  string                `json:"database_id,omitempty"`
 	OpenSeconds *float64              `json:"open_seconds,omitempty"`
+	DiskBytes   *int64                `json:"disk_bytes,omitempty"`
 	Collections []collectionStatsJSON `json:"collections"`
 }
 
@@ -60,10 +64,11 @@ func collectionJSON(name string, records int, cfg mnemo.CollectionConfig) collec
 	return collectionStatsJSON{Name: name, Records: records, Dimension: cfg.Dimension, Metric: cfg.Metric.String(), Index: string(cfg.Index)}
 }
 
-// engineStatsJSON converts the engine's stats.
-func engineStatsJSON(st engine.Stats) statsJSON {
+// engineStatsJSON converts the engine's stats of a database whose files
+// hold disk bytes.
+func engineStatsJSON(st engine.Stats, disk int64) statsJSON {
 	open := st.OpenDuration.Seconds()
-	out := statsJSON{Backend: "engine", DatabaseID: st.DatabaseID, OpenSeconds: &open, Collections: []collectionStatsJSON{}}
+	out := statsJSON{Backend: "engine", DatabaseID: st.DatabaseID, OpenSeconds: &open, DiskBytes: &disk, Collections: []collectionStatsJSON{}}
 	for _, c := range st.Collections {
 		j := collectionJSON(c.Name, c.Records, c.Config)
 		e := &EngineCollectionJSON{
@@ -89,4 +94,23 @@ func writeStatsJSON(out io.Writer, st statsJSON) error {
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(st)
+}
+
+// diskBytes returns the total size of the regular files under dir.
+func diskBytes(dir string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, err
 }

@@ -89,8 +89,8 @@ func TestStatsJSON(t *testing.T) {
 	if st.Backend != "engine" || st.DatabaseID == "" || st.OpenSeconds == nil || *st.OpenSeconds <= 0 {
 		t.Errorf("backend %q, database id %q, open seconds %v", st.Backend, st.DatabaseID, st.OpenSeconds)
 	}
-	if !strings.Contains(text, "database "+st.DatabaseID+",") {
-		t.Errorf("text output names another database than %q:\n%s", st.DatabaseID, text)
+	if st.DiskBytes == nil || *st.DiskBytes <= 0 || !regexp.MustCompile(`(?m)^database `+st.DatabaseID+`, opened in \S+, `+strconv.FormatInt(*st.DiskBytes, 10)+` bytes on disk$`).MatchString(text) {
+		t.Errorf("JSON says database %q, %v bytes on disk; text output:\n%s", st.DatabaseID, st.DiskBytes, text)
 	}
 	line := regexp.MustCompile(`(?m)^(\w+): (\d+) records, dimension (\d+), (\w+), (\w+) index \((\d+) bytes, (\d+) tombstones\), (\d+) log records, last checkpoint at seq (\d+), opened by (\S+)`)
 	lines := line.FindAllStringSubmatch(text, -1)
@@ -130,7 +130,7 @@ func TestStatsJSONServer(t *testing.T) {
 	s.Close()
 	text := statsOut(t, "--db", dsn)
 	st := parseStatsJSON(t, statsOut(t, "--db", dsn, "--json"))
-	if st.Backend != "postgres" || st.DatabaseID != "" || st.OpenSeconds != nil || len(st.Collections) != 2 {
+	if st.Backend != "postgres" || st.DatabaseID != "" || st.OpenSeconds != nil || st.DiskBytes != nil || len(st.Collections) != 2 {
 		t.Fatalf("stats --json: %+v", st)
 	}
 	var want strings.Builder
