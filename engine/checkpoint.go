@@ -86,7 +86,9 @@ func (c *Collection) checkpoint() error {
 	var vectors int
 	var size int64
 	err := c.writeCheckpoint(&vectors, &size)
-	t.Done(metrics.Event{Op: metrics.OpCheckpoint, Collection: c.Name(), Records: vectors, Bytes: size, Err: err})
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpCheckpoint, Collection: c.Name(), Records: vectors, Bytes: size, Err: err})
+	}
 	return err
 }
 
@@ -273,7 +275,9 @@ func (c *Collection) load() error {
 		c.db.logger.Warn("rebuilding index from the records", "collection", c.Name(), "records", len(c.ids), "reason", info.reason)
 		t := telemetry.Start(c.db.rec)
 		c.idx, err = c.rebuild()
-		t.Done(metrics.Event{Op: metrics.OpIndexRebuild, Collection: c.Name(), Records: len(c.ids), Err: err})
+		if t.On() {
+			t.Done(metrics.Event{Op: metrics.OpIndexRebuild, Collection: c.Name(), Records: len(c.ids), Err: err})
+		}
 		if err != nil {
 			return err
 		}

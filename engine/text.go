@@ -51,7 +51,7 @@ func (c *Collection) loadText() error {
 	}
 	t := telemetry.Start(c.db.rec)
 	rebuilt, err := c.readText()
-	if rebuilt > 0 || err != nil {
+	if t.On() && (rebuilt > 0 || err != nil) {
 		t.Done(metrics.Event{Op: metrics.OpTextRebuild, Collection: c.Name(), Records: rebuilt, Err: err})
 	}
 	return err
