@@ -19,6 +19,7 @@ import (
 	otelmnemo "github.com/mnemodb/mnemo/integrations/otel"
 	"github.com/mnemodb/mnemo/metrics"
 	"github.com/mnemodb/mnemo/postgres"
+	"github.com/mnemodb/mnemo/postgres/pgtest"
 )
 
 // points collects every data point of reader by instrument name and
@@ -160,19 +161,25 @@ func TestPostgres(t *testing.T) {
 		}
 		t.Skip("MNEMO_PG_DSN is not set (a PostgreSQL server with pgvector)")
 	}
-	name := fmt.Sprintf("otelmnemo_test_%d", os.Getpid())
-	check(t, name, func(rec metrics.Recorder) mnemo.Store {
-		ctx := context.Background()
-		s, err := postgres.Open(ctx, dsn, &postgres.Options{Metrics: rec})
+	// A schema of its own, dropped at the end, leaves the server as it
+	// was (the mnemo tables of its public schema would be found through
+	// other tests' search paths).
+	ctx := context.Background()
+	schemas := pgtest.NewSchemas(dsn)
+	t.Cleanup(func() {
+		if err := schemas.Drop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	check(t, "notes", func(rec metrics.Recorder) mnemo.Store {
+		sdsn, err := schemas.New(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			if s, err := postgres.Open(ctx, dsn, nil); err == nil {
-				s.DropCollection(ctx, name)
-				s.Close()
-			}
-		})
+		s, err := postgres.Open(ctx, sdsn, &postgres.Options{Metrics: rec})
+		if err != nil {
+			t.Fatal(err)
+		}
 		return s
 	})
 }
