@@ -32,11 +32,11 @@ import (
 //
 // Lock order (a goroutine holding one may take only those after it):
 //
-//	DB.closeMu -> DB.life -> DB.mu -> DB.cpMu -> Collection.writes ->
+//	DB.closeMu -> DB.mu -> DB.cpMu -> Collection.writes ->
 //	Collection.stripes (ascending) -> Collection.mu
 //	Collection.writes -> Collection.seq.mu
 //
-// seqMark.mu, spaceGuard.mu and nameLocks.mu are leaves: nothing is
+// lifeMu, seqMark.mu, spaceGuard.mu and nameLocks.mu are leaves: nothing is
 // taken while they are held. The index's locks (see index.HNSW's lock
 // order) and Pebble's own are below all of these.
 type DB struct {
@@ -51,8 +51,13 @@ type DB struct {
 	rec       metrics.Recorder // Options.Metrics, nil when off
 	regKey    string           // key in openDirs, "" if not registered
 
-	// life is held shared by every operation and exclusively by Close.
-	life    sync.RWMutex
+	// inflight counts the operations in flight (enter); Close sets
+	// closed under lifeMu, a leaf, then waits for them. A counter, not a
+	// reader-writer lock: an operation may run another inside it (the
+	// final pass of ReplaceCollection writes), and a lock that blocks new
+	// readers while Close waits would deadlock the two.
+	lifeMu   sync.Mutex
+	inflight sync.WaitGroup
 	closed  atomic.Bool
 	closeMu sync.Mutex // serialises Close
 
@@ -438,16 +443,18 @@ func (db *DB) newCollection(name string, id uint32, cfg mnemo.CollectionConfig) 
 
 // enter registers an operation in flight; the returned function ends it.
 func (db *DB) enter() (func(), error) {
-	db.life.RLock()
+	db.lifeMu.Lock()
 	if db.closed.Load() {
-		db.life.RUnlock()
+		db.lifeMu.Unlock()
 		return nil, mnemo.ErrClosed
 	}
+	db.inflight.Add(1)
+	db.lifeMu.Unlock()
 	if err := db.fail.get(); err != nil {
-		db.life.RUnlock()
+		db.inflight.Done()
 		return nil, err
 	}
-	return db.life.RUnlock, nil
+	return db.inflight.Done, nil
 }
 
 // commit commits b after checking that the database takes writes and has
@@ -666,9 +673,10 @@ func (db *DB) Close() error {
 	}
 	close(db.cpStop)
 	<-db.cpDone
-	db.life.Lock()
+	db.lifeMu.Lock()
 	db.closed.Store(true)
-	db.life.Unlock()
+	db.lifeMu.Unlock()
+	db.inflight.Wait()
 	var errs []error
 	for _, name := range db.Collections() {
 		c := db.collections[name]

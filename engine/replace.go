@@ -27,11 +27,11 @@ import (
 // after DropCollection, so a writer that reopens name finds the new
 // collection. Handles of with go on working, under the new name.
 func (db *DB) ReplaceCollection(ctx context.Context, name, with string, final func(ctx context.Context, old, new *Collection) error) error {
-	// No operation of this call is held in flight while final runs: its
-	// own calls register themselves, and Close, which waits for the
-	// operations in flight, would otherwise wait for final's calls while
-	// they wait for it. Close cannot finish meanwhile either: it takes
-	// the checkpoint lock, held here.
+	done, err := db.enter() // Close waits for the whole call, final too
+	if err != nil {
+		return err
+	}
+	defer done()
 	if name == with {
 		return fmt.Errorf("%w: a collection cannot replace itself (%q)", mnemo.ErrInvalidConfig, name)
 	}
@@ -64,11 +64,6 @@ func (db *DB) ReplaceCollection(ctx context.Context, name, with string, final fu
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	done, err := db.enter() // fails when Close began meanwhile
-	if err != nil {
-		return err
-	}
-	defer done()
 	repl.writes.Lock()
 	defer repl.writes.Unlock()
 	desc, _, _ := db.readDesc(old.id)

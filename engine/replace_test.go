@@ -166,3 +166,36 @@ func TestReplaceCollectionClose(t *testing.T) {
 		t.Fatal("Close never returned")
 	}
 }
+
+// TestReplaceCollectionCloseWithWaiter: while final runs, another caller
+// waits for the catalog and Close begins; nothing deadlocks (a lock that
+// blocks new operations while Close waits did).
+func TestReplaceCollectionCloseWithWaiter(t *testing.T) {
+	db := mustOpen(t, t.TempDir(), nil)
+	mustCollection(t, db, "facts", mnemo.CollectionConfig{Dimension: 3})
+	mustCollection(t, db, "facts.next", mnemo.CollectionConfig{Dimension: 3})
+	in := make(chan struct{})
+	res := make(chan error, 1)
+	go func() {
+		res <- db.ReplaceCollection(ctx, "facts", "facts.next", func(ctx context.Context, old, new *Collection) error {
+			close(in)
+			time.Sleep(300 * time.Millisecond)
+			return nil
+		})
+	}()
+	<-in
+	go db.Collection("facts")
+	time.Sleep(50 * time.Millisecond)
+	closed := make(chan error, 1)
+	go func() { closed <- db.Close() }()
+	for _, ch := range []chan error{res, closed} {
+		select {
+		case err := <-ch:
+			if err != nil && !errors.Is(err, mnemo.ErrClosed) {
+				t.Fatal(err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("ReplaceCollection, Collection and Close deadlocked")
+		}
+	}
+}
