@@ -103,7 +103,7 @@ func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]stri
 		ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, content = EXCLUDED.content,
 			metadata = EXCLUDED.metadata, terms = EXCLUDED.terms, freqs = EXCLUDED.freqs, text_len = EXCLUDED.text_len`
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		return pgx.BeginFunc(ctx, c.s.pool, func(tx pgx.Tx) error {
+		return pgx.BeginTxFunc(ctx, c.s.pool, c.writeTx(), func(tx pgx.Tx) error {
 			old, err := c.lockOld(ctx, tx, ids, `SELECT id, terms, text_len FROM `+c.table+` WHERE id = ANY($1)`)
 			if err != nil {
 				return err
@@ -128,24 +128,28 @@ func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]stri
 	return ids, size, nil
 }
 
+// writeTx begins a write's transaction with the table's write lock, in
+// the same round trip, before any statement reads the table: a write that
+// waits for ReplaceCollection (which holds EXCLUSIVE) then holds no lock
+// on the table that its DROP would wait for. (Preparing a statement that
+// reads the table takes ACCESS SHARE, so the lock cannot wait in a batch
+// behind such a statement.)
+func (c *Collection) writeTx() pgx.TxOptions {
+	return pgx.TxOptions{BeginQuery: `BEGIN; LOCK TABLE ` + c.table + ` IN ROW EXCLUSIVE MODE`}
+}
+
 // lockOld takes the write locks of the records with the given IDs (see
 // lockIDs) in tx, then runs sql, which reads (or deletes) them returning
 // (id, terms, text_len), and returns what they held in the full-text
 // index by ID.
 func (c *Collection) lockOld(ctx context.Context, tx pgx.Tx, ids []string, sql string) (map[string]oldText, error) {
 	var b pgx.Batch
-	// The table's write lock first, before any read of the table: a write
-	// that waits for ReplaceCollection (which holds EXCLUSIVE) then holds
-	// no lock on the table that its DROP would wait for.
-	b.Queue(`LOCK TABLE ` + c.table + ` IN ROW EXCLUSIVE MODE`)
 	b.Queue(lockIDs(c.id), ids)
 	b.Queue(sql, ids)
 	br := tx.SendBatch(ctx, &b)
 	defer br.Close()
-	for range 2 {
-		if _, err := br.Exec(); err != nil {
-			return nil, err
-		}
+	if _, err := br.Exec(); err != nil {
+		return nil, err
 	}
 	old, err := readOld(br)
 	if err != nil {
@@ -237,7 +241,7 @@ func (c *Collection) delete(ctx context.Context, ids []string) (int, error) {
 	}
 	var n int
 	err := c.s.do(ctx, func(ctx context.Context) error {
-		return pgx.BeginFunc(ctx, c.s.pool, func(tx pgx.Tx) error {
+		return pgx.BeginTxFunc(ctx, c.s.pool, c.writeTx(), func(tx pgx.Tx) error {
 			old, err := c.lockOld(ctx, tx, ids, `DELETE FROM `+c.table+` WHERE id = ANY($1) RETURNING id, terms, text_len`)
 			if err != nil {
 				return err

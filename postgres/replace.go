@@ -23,7 +23,10 @@ var _ mnemo.Replacer = (*Store)(nil)
 //
 // final's collections use connections of their own (two, besides the
 // transaction's), so writers waiting on the lock, however many, cannot
-// take every connection final needs. Catalog changes of other
+// take every connection final needs. Each waiting writer holds one of
+// the Store's connections, though: with a pool smaller than the writers,
+// reads through the same Store wait for a connection until the switch
+// is done. Catalog changes of other
 // collections (create, drop) wait while final runs. A connection lost on
 // the way rolls everything back; the call is not retried, since final
 // need not be idempotent.
