@@ -112,11 +112,8 @@ func Collection(ctx context.Context, db mnemo.Store, name string, e embed.Embedd
 	}
 	staging := name + StagingSuffix
 	if src.Config().Embedder == e.Identity() {
-		// Done before (the switch of an earlier run), or nothing to do; a
-		// staging collection left by an interrupted switch is dropped.
-		if err := db.DropCollection(ctx, staging); err != nil && !errors.Is(err, mnemo.ErrCollectionNotFound) {
-			return Result{}, err
-		}
+		// Done before (the switch removes the staging collection), or
+		// nothing to do.
 		n, err := src.Count(ctx)
 		return Result{Records: n, Done: true}, err
 	}
@@ -165,13 +162,23 @@ func checkReplacer(db mnemo.Store) error {
 	return fmt.Errorf("%w: %T", mnemo.ErrNoReplace, db)
 }
 
+// ErrNotStaging reports a collection under the staging name that no
+// re-embedding of the collection made: it is left alone.
+var ErrNotStaging = errors.New("reembed: the staging name holds another collection")
+
 // stagingCollection opens the staging collection for e, creating it
-// with src's settings; one left by a run with another embedder is
-// dropped and made again.
+// with src's settings. One left by a run towards another embedder is
+// dropped and made again; a collection of that name that cannot be a
+// staging collection of src (another kind, or made by src's own
+// embedder or by none) is refused with ErrNotStaging, never dropped.
 func stagingCollection(ctx context.Context, db mnemo.Store, name string, src mnemo.CollectionConfig, e embed.Embedder) (mnemo.Collection, error) {
 	cfg := src
 	cfg.Dimension, cfg.Embedder = e.Dimension(), e.Identity()
 	if old, err := db.Collection(ctx, name); err == nil && !old.Config().Equal(cfg.WithDefaults()) {
+		oc := old.Config()
+		if oc.Kind != src.Kind || oc.Embedder == "" || oc.Embedder == src.Embedder || oc.Metric != src.Metric {
+			return nil, fmt.Errorf("%w: %q (kind %q, embedder %q); rename or drop it to re-embed", ErrNotStaging, name, oc.Kind, oc.Embedder)
+		}
 		if err := db.DropCollection(ctx, name); err != nil && !errors.Is(err, mnemo.ErrCollectionNotFound) {
 			return nil, err
 		}

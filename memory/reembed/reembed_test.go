@@ -330,3 +330,39 @@ func (c countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 	*c.n++
 	return c.Embedder.Embed(ctx, texts)
 }
+
+// TestReembedLeavesOtherCollections: a collection of another kind under
+// the staging name is refused, never dropped, with or without work to do.
+func TestReembedLeavesOtherCollections(t *testing.T) {
+	db := memtest.Store(t)
+	seed(t, db, 5)
+	uc, err := db.CreateCollection(ctx, "memories"+StagingSuffix, mnemo.CollectionConfig{Dimension: 3, Kind: "user.stuff"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := uc.Upsert(ctx, mnemo.Record{ID: "precious", Vector: []float32{1, 2, 3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Collection(ctx, db, "memories", newModel(t), nil); !errors.Is(err, ErrNotStaging) {
+		t.Fatalf("re-embedding beside another collection of the staging name: %v, want ErrNotStaging", err)
+	}
+	c, err := db.Collection(ctx, "memories"+StagingSuffix)
+	if err != nil {
+		t.Fatalf("the user's collection is gone: %v", err)
+	}
+	if _, ok, _ := c.Get(ctx, "precious"); !ok {
+		t.Fatal("the user's record is gone")
+	}
+	old, _ := db.Collection(ctx, "memories")
+	e, _ := embed.NewHashing(0)
+	if old.Config().Embedder != e.Identity() {
+		t.Fatalf("the memory was switched: %q", old.Config().Embedder)
+	}
+	// Nothing to do: the other collection stays too.
+	if res, err := Collection(ctx, db, "memories", e, nil); err != nil || !res.Done {
+		t.Fatalf("nothing to do: %+v, %v", res, err)
+	}
+	if _, err := db.Collection(ctx, "memories"+StagingSuffix); err != nil {
+		t.Fatalf("a run with nothing to do dropped the user's collection: %v", err)
+	}
+}
