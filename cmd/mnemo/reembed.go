@@ -31,18 +31,23 @@ func reembedCmd(ctx context.Context, args []string, out, stderr io.Writer) (err 
 	if err != nil {
 		return fs.fail("--embedder: %v", err)
 	}
+	if *dim != 0 && *dim != e.Dimension() {
+		return fs.fail("--dim %d disagrees with --embedder %s, whose dimension is %d", *dim, *ef.name, e.Dimension())
+	}
 	db, err := openStore(ctx, *dir, true, false)
 	if err != nil {
 		return err
 	}
 	defer closeDB(db, &err)
 	var prog *progress
+	pass := 0
 	show := *showProgress || !fs.isSet("progress") && isTerminal(stderr)
 	o := &reembed.Options{Batch: *batch, Progress: func(p reembed.Progress) {
 		if !show {
 			return
 		}
-		if prog == nil || prog.total != int64(p.Total) {
+		if prog == nil || pass != p.Pass {
+			pass = p.Pass
 			prog.clear()
 			verb := fmt.Sprintf("re-embedding (pass %d)", p.Pass)
 			if p.Final {

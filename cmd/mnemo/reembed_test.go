@@ -96,6 +96,7 @@ func TestReembedCommand(t *testing.T) {
 	for _, bad := range [][]string{
 		{"--embedder", "ollama", "--model", "tiny"},
 		{"--embedder", "word2vec"},
+		{"--embedder", "hashing", "--dim", "7"},
 		{},
 	} {
 		args := append([]string{"reembed", "--db", dir, "--collection", "facts"}, bad...)

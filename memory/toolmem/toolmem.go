@@ -118,7 +118,8 @@ type Entry struct {
 	Timestamp     time.Time      // set to now (UTC) by Store when zero; persisted
 	// Metadata is the caller's own (JSON-compatible values; Search.Where
 	// filters on it). The keys tool_name, tool_args, result_summary and
-	// timestamp, and those starting "mnemo.", are the memory's (ErrInvalid).
+	// timestamp, and the reserved mnemo.pos, mnemo.expires, mnemo.history
+	// and mnemo.scope.*, are the memory's (ErrInvalid).
 	Metadata map[string]any
 	// ExpiresAt, when not zero on Store, is when the entry expires;
 	// zero means after Options.TTL (or never). Filled by reads.

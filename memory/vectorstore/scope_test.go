@@ -63,6 +63,22 @@ func TestScopes(t *testing.T) {
 	if n, _ := all.Count(ctx); n != 2 {
 		t.Fatalf("the unscoped Store counts %d", n)
 	}
+	// Another scope's ID cannot be replaced, and raw records cannot carry
+	// another scope in.
+	if _, err := alice.Add(ctx, []Doc{{ID: "b1x", Text: "seed"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Add(ctx, []Doc{{ID: "b1x", Text: "bob overwrites"}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bob replaced alice's document: %v", err)
+	}
+	recs, _ := alice.Records(ctx, []Doc{{ID: "x1", Text: "injected invoice"}})
+	recs[0].Metadata = map[string]any{"mnemo.scope.user": "bob"}
+	if _, err := alice.Upsert(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(bob, nil); len(got) != 0 {
+		t.Fatalf("a raw record carried alice's document into bob's scope: %v", got)
+	}
 	if _, err := all.WithScope(scope.Scope{"bad name": "x"}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a bad scope: %v", err)
 	}

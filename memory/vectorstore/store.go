@@ -244,15 +244,10 @@ func (s *Store) Records(ctx context.Context, docs []Doc) ([]mnemo.Record, error)
 	}
 	recs := make([]mnemo.Record, len(docs))
 	for i, d := range docs {
-		meta := d.Metadata
-		if len(s.scope) > 0 {
-			meta = maps.Clone(meta)
-			if meta == nil {
-				meta = map[string]any{}
-			}
-			maps.Copy(meta, s.scope.Metadata())
-		}
-		recs[i] = mnemo.Record{ID: d.ID, Vector: vs[i], Content: d.Text, Metadata: meta}
+		recs[i] = mnemo.Record{ID: d.ID, Vector: vs[i], Content: d.Text, Metadata: d.Metadata}
+	}
+	if s.where != nil {
+		recs = s.stamp(recs)
 	}
 	return recs, nil
 }
@@ -264,13 +259,58 @@ func (s *Store) Upsert(ctx context.Context, recs ...mnemo.Record) ([]string, err
 	if len(recs) == 0 {
 		return nil, nil
 	}
+	if s.where != nil {
+		recs = s.stamp(recs)
+	}
 	var ids []string
 	err := s.do(ctx, created, func(c mnemo.Collection) error {
+		if err := s.owned(ctx, c, recs); err != nil {
+			return err
+		}
 		var err error
 		ids, err = c.Upsert(ctx, recs...)
 		return err
 	})
 	return ids, err
+}
+
+// stamp returns copies of recs carrying s's scope, over any scope keys
+// of their own.
+func (s *Store) stamp(recs []mnemo.Record) []mnemo.Record {
+	out := make([]mnemo.Record, len(recs))
+	for i, r := range recs {
+		meta := make(map[string]any, len(r.Metadata)+len(s.scope))
+		for k, v := range r.Metadata {
+			if !strings.HasPrefix(k, scope.Prefix) {
+				meta[k] = v
+			}
+		}
+		maps.Copy(meta, s.scope.Metadata())
+		r.Metadata = meta
+		out[i] = r
+	}
+	return out
+}
+
+// owned refuses, in a scoped Store, to replace a document of another
+// scope (ErrInvalid). O(records) lookups.
+func (s *Store) owned(ctx context.Context, c mnemo.Collection, recs []mnemo.Record) error {
+	if s.where == nil {
+		return nil
+	}
+	for _, r := range recs {
+		if r.ID == "" {
+			continue
+		}
+		old, ok, err := c.Get(ctx, r.ID)
+		if err != nil {
+			return err
+		}
+		if ok && !s.where.Match(old.Metadata) {
+			return fmt.Errorf("%w: document %q belongs to another scope", ErrInvalid, r.ID)
+		}
+	}
+	return nil
 }
 
 // Search embeds q.Text and returns up to q.K hits, best first (see

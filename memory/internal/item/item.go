@@ -181,44 +181,80 @@ func checkFilterKeys(invalid error, v any, depth int) error {
 // Change is one update of an item: its content before and after, and
 // when.
 type Change struct {
-	Old string    `json:"old"`
-	New string    `json:"new"`
-	At  time.Time `json:"at"`
+	Old string
+	New string
+	At  time.Time
 }
 
 // History returns the changes an item's metadata records, oldest first.
+// The metadata holds them as a list of {"old", "new", "at"} objects ("at"
+// in RFC 3339 with nanoseconds), as the store returns it.
 func History(meta map[string]any) []Change {
-	raw, ok := meta[HistoryField].(string)
+	list, ok := meta[HistoryField].([]any)
 	if !ok {
 		return nil
 	}
-	var out []Change
-	if json.Unmarshal([]byte(raw), &out) != nil {
-		return nil
+	out := make([]Change, 0, len(list))
+	for _, v := range list {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c Change
+		c.Old, _ = m["old"].(string)
+		c.New, _ = m["new"].(string)
+		if at, ok := m["at"].(string); ok {
+			c.At, _ = time.Parse(time.RFC3339Nano, at)
+		}
+		out = append(out, c)
 	}
 	return out
 }
 
 // WithChange returns a copy of meta whose history ends with c, within the
 // bounds above: the newest changes are kept, and a side of c longer than
-// MaxChangeText is cut (at a rune boundary) and marked with "…".
+// MaxChangeText is cut (at a rune boundary) and marked with "…". The
+// whole metadata is then kept under mnemo.MaxMetadataBytes by dropping
+// the oldest changes, all of them if the item's own metadata needs the
+// room: an update never fails for its history.
 func WithChange(meta map[string]any, c Change) map[string]any {
 	c.Old, c.New = cut(c.Old), cut(c.New)
 	h := append(History(meta), c)
 	if len(h) > MaxHistory {
 		h = h[len(h)-MaxHistory:]
 	}
-	b, _ := json.Marshal(h) // strings and times always marshal
-	for len(b) > MaxHistoryBytes && len(h) > 1 {
-		h = h[1:]
-		b, _ = json.Marshal(h)
-	}
 	out := maps.Clone(meta)
 	if out == nil {
 		out = map[string]any{}
 	}
-	out[HistoryField] = string(b)
+	delete(out, HistoryField)
+	rest := jsonSize(out)
+	for len(h) > 0 {
+		list := historyList(h)
+		if n := jsonSize(list); n <= MaxHistoryBytes && rest+n+len(HistoryField)+8 <= mnemo.MaxMetadataBytes {
+			out[HistoryField] = list
+			return out
+		}
+		h = h[1:]
+	}
 	return out
+}
+
+func historyList(h []Change) []any {
+	list := make([]any, len(h))
+	for i, c := range h {
+		list[i] = map[string]any{"old": c.Old, "new": c.New, "at": c.At.UTC().Format(time.RFC3339Nano)}
+	}
+	return list
+}
+
+// jsonSize is the length of v's JSON encoding (0 if it has none).
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
 }
 
 func cut(s string) string {

@@ -58,18 +58,29 @@ func (p Policy) Visible(meta map[string]any) bool {
 // when positive, else after the policy's TTL; zero for never. A negative
 // ttl wraps invalid.
 func (p Policy) Expiry(invalid error, ttl time.Duration, at time.Time) (time.Time, error) {
+	now := p.Now()
 	switch {
 	case ttl < 0:
 		return time.Time{}, fmt.Errorf("%w: TTL %v, want >= 0", invalid, ttl)
-	case !at.IsZero():
-		return at, nil
-	case ttl > 0:
-		return p.Now().Add(ttl), nil
-	case p.TTL > 0:
-		return p.Now().Add(p.TTL), nil
+	case at.IsZero() && ttl > 0:
+		at = now.Add(ttl)
+	case at.IsZero() && p.TTL > 0:
+		at = now.Add(p.TTL)
+	case at.IsZero():
+		return time.Time{}, nil
 	}
-	return time.Time{}, nil
+	switch {
+	case !at.After(now):
+		return time.Time{}, fmt.Errorf("%w: expiry %v is not after now (%v): the item could never be read", invalid, at, now)
+	case at.After(maxExpiry) || at.Before(now): // past year 9999, or a TTL that overflowed
+		return time.Time{}, fmt.Errorf("%w: expiry %v is past %v", invalid, at, maxExpiry)
+	}
+	return at, nil
 }
+
+// maxExpiry is the latest expiry an item may have: its Unix milliseconds
+// fit a float64 exactly, as filters compare them, with room to spare.
+var maxExpiry = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
 
 // Read is the filter of one read: the caller's where, the policy's scope
 // (or s when set; no scope when all), items not expired.
