@@ -58,8 +58,8 @@ type DB struct {
 	// readers while Close waits would deadlock the two.
 	lifeMu   sync.Mutex
 	inflight sync.WaitGroup
-	closed  atomic.Bool
-	closeMu sync.Mutex // serialises Close
+	closed   atomic.Bool
+	closeMu  sync.Mutex // serialises Close
 
 	// mu protects the following fields.
 	mu          sync.Mutex
