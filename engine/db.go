@@ -81,7 +81,8 @@ type DB struct {
 	markAtOpen map[uint32]uint64
 	mark       *seqMark
 	space      *spaceGuard
-	locks      nameLocks // the Store's named locks (store.go)
+	locks      nameLocks   // the Store's named locks (store.go)
+	live       *liveServer // nil when live access is off (live.go)
 }
 
 // openDirs guards against opening one directory twice in this process
@@ -133,6 +134,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db.openTook = time.Since(start)
 	db.cpReq, db.cpStop, db.cpDone = make(chan *Collection, 64), make(chan struct{}), make(chan struct{})
 	go db.checkpointer()
+	db.startLive()
 	return db, nil
 }
 
@@ -662,7 +664,9 @@ func (db *DB) checkpointer() {
 	}
 }
 
-// Close waits for operations in flight, stops the background checkpointer,
+// Close stops live access (requests in flight are cancelled and waited
+// for, a few seconds at most), waits for operations in flight, stops the
+// background checkpointer,
 // checkpoints every collection with unsaved changes, and closes the
 // database. Further use returns ErrClosed. Closing twice returns ErrClosed.
 func (db *DB) Close() error {
@@ -670,6 +674,9 @@ func (db *DB) Close() error {
 	defer db.closeMu.Unlock()
 	if db.closed.Load() {
 		return mnemo.ErrClosed
+	}
+	if db.live != nil {
+		db.live.stop()
 	}
 	close(db.cpStop)
 	<-db.cpDone

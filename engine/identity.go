@@ -78,7 +78,7 @@ func (db *DB) evidence(name string) bool {
 
 // creationLeftover reports a file an interrupted creation may leave.
 func creationLeftover(name string) bool {
-	for _, p := range []string{"MANIFEST-", "OPTIONS-", "marker.", "LOCK"} {
+	for _, p := range []string{"MANIFEST-", "OPTIONS-", "marker.", "LOCK", liveSocket} {
 		if strings.HasPrefix(name, p) {
 			return true
 		}

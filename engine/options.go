@@ -75,6 +75,12 @@ type Options struct {
 	// the write that meets it in Pebble's log and every later call until
 	// a reopen, or stalls writes while Pebble retries a flush.
 	MinFreeSpace int64
+	// NoLiveAccess turns live access off: by default a database opened
+	// for writing in a directory (not InMemory, not ReadOnly, not on FS)
+	// serves read-only requests and backups to other processes of the
+	// same user on the same machine, over a Unix socket in the directory
+	// (live.sock, mode 0600; see DialLive and docs/live-access.md).
+	NoLiveAccess bool
 	// FS, when set, replaces the filesystem (tests use a crashable
 	// in-memory one). InMemory is ignored then.
 	FS vfs.FS

@@ -18,7 +18,10 @@ import (
 // by record, its checkpoint file (if any) must load and match the config,
 // and its index must hold exactly the stored records, each under its key
 // with its vector. A collection that Open had to rebuild is reported too,
-// with the reason. Verify reads everything: O(records + log).
+// with the reason. Verify reads everything: O(records + log). It may run
+// while others write: each collection is checked at one moment, its
+// writes (and the database's checkpoints) waiting meanwhile, so a write
+// to a collection can wait for as long as that collection's check.
 func (db *DB) Verify(ctx context.Context) ([]string, error) {
 	done, err := db.enter()
 	if err != nil {
@@ -37,7 +40,7 @@ func (db *DB) Verify(ctx context.Context) ([]string, error) {
 			return nil, err
 		}
 		var ps []string
-		if err := guard(func() (err error) { ps, err = c.verify(ctx); return err }); err != nil {
+		if err := guard(func() (err error) { ps, err = c.verifyQuiet(ctx); return err }); err != nil {
 			return nil, err
 		}
 		if err := ctx.Err(); err != nil {
@@ -48,6 +51,20 @@ func (db *DB) Verify(ctx context.Context) ([]string, error) {
 		}
 	}
 	return problems, nil
+}
+
+// verifyQuiet verifies c while its writes and the database's
+// checkpoints wait, so that the log, the checkpoint, the index and the
+// records it compares are of one moment.
+func (c *Collection) verifyQuiet(ctx context.Context) ([]string, error) {
+	c.db.cpMu.Lock()
+	defer c.db.cpMu.Unlock()
+	c.writes.Lock()
+	defer c.writes.Unlock()
+	if c.dropped.Load() {
+		return nil, nil
+	}
+	return c.verify(ctx)
 }
 
 func (c *Collection) verify(ctx context.Context) ([]string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 )
 
@@ -19,7 +20,7 @@ func backup(ctx context.Context, args []string, out, stderr io.Writer) (err erro
 	}
 	db, err := openDB(*dir, false)
 	if err != nil {
-		return err
+		return liveBackup(ctx, *dir, *to, out, err)
 	}
 	defer closeDB(db, &err)
 	start := time.Now()
@@ -27,6 +28,27 @@ func backup(ctx context.Context, args []string, out, stderr io.Writer) (err erro
 		return err
 	}
 	fmt.Fprintf(out, "backed up %s to %s in %s\n", *dir, *to, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// liveBackup has the process holding dir write the backup, through its
+// live access, when opening dir failed with openErr because that process
+// holds it. The holder gets to's absolute path.
+func liveBackup(ctx context.Context, dir, to string, out io.Writer, openErr error) error {
+	l, err := dialLive(ctx, dir, openErr)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	abs, err := filepath.Abs(to)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := l.Backup(ctx, abs); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "backed up %s to %s in %s\n", dir, to, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

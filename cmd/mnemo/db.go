@@ -91,14 +91,21 @@ func stats(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if isServer(*dir) {
 		return serverStats(ctx, *dir, *asJSON, out)
 	}
-	db, err := openReader(ctx, *dir)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	st, err := db.Stats(ctx)
-	if err != nil {
-		return err
+	var st engine.Stats
+	if db, err := openReader(ctx, *dir); err == nil {
+		defer db.Close()
+		if st, err = db.Stats(ctx); err != nil {
+			return err
+		}
+	} else {
+		l, err := dialLive(ctx, *dir, err)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		if st, err = l.Stats(ctx); err != nil {
+			return err
+		}
 	}
 	disk, err := diskBytes(*dir)
 	if err != nil {
@@ -199,13 +206,23 @@ func verify(ctx context.Context, args []string, out, stderr io.Writer) error {
 		fmt.Fprintf(out, "problem: %v\n", err)
 		return errInconsistent
 	}
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	problems, err := db.Verify(ctx)
-	if err != nil {
-		return err
+	var problems []string
+	var n int
+	if err == nil {
+		defer db.Close()
+		if problems, err = db.Verify(ctx); err != nil {
+			return err
+		}
+		n = len(db.Collections())
+	} else {
+		l, err := dialLive(ctx, *dir, err)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		if problems, n, err = l.Verify(ctx); err != nil {
+			return err
+		}
 	}
 	for _, p := range problems {
 		fmt.Fprintf(out, "problem: %s\n", p)
@@ -213,7 +230,7 @@ func verify(ctx context.Context, args []string, out, stderr io.Writer) error {
 	if len(problems) > 0 {
 		return errInconsistent
 	}
-	fmt.Fprintf(out, "ok: %d collections consistent\n", len(db.Collections()))
+	fmt.Fprintf(out, "ok: %d collections consistent\n", n)
 	return nil
 }
 

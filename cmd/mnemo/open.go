@@ -22,7 +22,9 @@ func isServer(db string) bool {
 // write is set. Only create lets it create a database directory; a
 // server's database must exist (its mnemo tables are made on first use).
 // Connecting to a server honours ctx, and so does opening a directory for
-// reading (see openReadOnly); an open for writing finishes first.
+// reading (see openReadOnly); an open for writing finishes first. A
+// directory another process holds is read through its live access (see
+// dialLive).
 func openStore(ctx context.Context, db string, write, create bool) (mnemo.Store, error) {
 	if isServer(db) {
 		return postgres.Open(ctx, db, nil)
@@ -31,7 +33,15 @@ func openStore(ctx context.Context, db string, write, create bool) (mnemo.Store,
 	if write {
 		return engine.OpenStore(db, opts)
 	}
-	return openReadOnly(ctx, func() (mnemo.Store, error) { return engine.OpenStore(db, opts) })
+	s, err := openReadOnly(ctx, func() (mnemo.Store, error) { return engine.OpenStore(db, opts) })
+	if err != nil {
+		l, err := dialLive(ctx, db, err)
+		if err != nil {
+			return nil, err
+		}
+		return l, nil
+	}
+	return s, nil
 }
 
 // validate reports whether c would accept r, as the engine's
