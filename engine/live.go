@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/mnemodb/mnemo/engine/internal/localsock"
 )
@@ -55,7 +56,7 @@ func DialLive(ctx context.Context, dir string) (*Live, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoLiveAccess, err)
 	}
-	pid, held := lockHolder(abs)
+	pid, held := liveHolder(abs)
 	if !held {
 		return nil, fmt.Errorf("%w: %s is not open in another process", ErrNoLiveAccess, dir)
 	}
@@ -87,7 +88,7 @@ func DialLive(ctx context.Context, dir string) (*Live, error) {
 			return c, nil
 		},
 		MaxIdleConnsPerHost: liveMaxActive,
-		IdleConnTimeout:     liveIdleTimeout / 2,
+		IdleConnTimeout:     5 * time.Second, // below the server's idle timeout
 		DisableCompression:  true,
 	}
 	l.client = &http.Client{Transport: l.tr}
@@ -109,6 +110,10 @@ func DialLive(ctx context.Context, dir string) (*Live, error) {
 	l.id = ident.ID
 	return l, nil
 }
+
+// liveHolder is lockHolder, but for tests, where the holder is the test
+// itself (which F_GETLK does not report to the lock's own process).
+var liveHolder = lockHolder
 
 // takeFirst hands out the connection DialLive checked, once.
 func (l *Live) takeFirst() net.Conn {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/mnemodb/mnemo"
+	"log/slog"
 
 	"context"
 	"encoding/json"
@@ -49,11 +50,18 @@ const (
 	liveMaxActive      = 4 // requests served at once
 	liveRequestTimeout = 30 * time.Second
 	liveBackupTimeout  = 10 * time.Minute
-	liveIdleTimeout    = 10 * time.Second
 	liveMaxPage        = 10000    // records in a scan page
 	liveMaxPageBytes   = 16 << 20 // encoded records in a scan page
 	liveCloseWait      = 5 * time.Second
 )
+
+// liveIdleTimeout closes a connection idle that long, or whose request's
+// header takes longer; a variable for tests.
+var liveIdleTimeout = 10 * time.Second
+
+// liveHook, when set (by tests), is called at the start of every request
+// with its op, inside the request's panic guard.
+var liveHook func(op string)
 
 // liveServer serves a DB's live access. Its goroutines (http.Server's
 // Serve and one per connection) end in stop, which DB.Close calls before
@@ -77,12 +85,12 @@ func (db *DB) startLive() {
 	}
 	dir, err := filepath.Abs(db.dir)
 	if err != nil {
-		db.logf("live access is off: %v", err)
+		db.logger.Warn("live access is off", "err", err)
 		return
 	}
 	ln, err := localsock.Listen(filepath.Join(dir, liveSocket))
 	if err != nil {
-		db.logf("live access is off: %v", err)
+		db.logger.Warn("live access is off", "err", err)
 		return
 	}
 	base, cancel := context.WithCancel(context.Background())
@@ -95,7 +103,7 @@ func (db *DB) startLive() {
 	}
 	mux := http.NewServeMux()
 	for op, h := range s.handlers() {
-		mux.Handle("POST /v1/"+op, s.handle(h))
+		mux.Handle("POST /v1/"+op, s.handle(op, h, liveHook))
 	}
 	s.srv = &http.Server{
 		Handler:           mux,
@@ -104,7 +112,7 @@ func (db *DB) startLive() {
 		IdleTimeout:       liveIdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		BaseContext:       func(net.Listener) context.Context { return base },
-		ErrorLog:          db.logger,
+		ErrorLog:          slog.NewLogLogger(db.logger.Handler(), slog.LevelWarn),
 	}
 	go func() {
 		defer close(s.served)
@@ -128,7 +136,8 @@ func (s *liveServer) stop() {
 }
 
 // liveListener takes at most liveMaxConns connections at a time: Accept
-// waits for one to close.
+// waits for one to close. While all are taken, each answer closes its
+// connection (see handle), so waiting clients get their turn.
 type liveListener struct {
 	*localsock.Listener
 	conns     chan struct{}
@@ -174,10 +183,10 @@ type liveHandler func(ctx context.Context, dec *json.Decoder) (any, error)
 // handle wraps h: a slot among liveMaxActive, a body of at most
 // liveMaxBody, a deadline, and a panic answered with 500 (the slot
 // freed, the process unharmed).
-func (s *liveServer) handle(h liveHandler) http.Handler {
+func (s *liveServer) handle(op string, h liveHandler, hook func(string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		timeout := liveRequestTimeout
-		if r.URL.Path == "/v1/backup" {
+		if op == "backup" {
 			timeout = liveBackupTimeout
 			rc := http.NewResponseController(w)
 			rc.SetReadDeadline(time.Now().Add(timeout))
@@ -196,10 +205,18 @@ func (s *liveServer) handle(h liveHandler) http.Handler {
 		defer func() { <-s.slots }()
 		defer func() {
 			if p := recover(); p != nil {
-				s.db.logf("live access: %s: panic: %v", r.URL.Path, p)
+				s.db.logger.Error("live access: a request panicked", "op", r.URL.Path, "panic", p)
 				writeLiveError(w, http.StatusInternalServerError, fmt.Errorf("engine: live access: internal error"))
 			}
 		}()
+		if len(s.ln.conns) == cap(s.ln.conns) {
+			// Every connection is taken: this one closes after its answer,
+			// so that a client waiting to connect gets a turn.
+			w.Header().Set("Connection", "close")
+		}
+		if hook != nil {
+			hook(op)
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, liveMaxBody)
 		dec := json.NewDecoder(r.Body)
 		resp, err := h(ctx, dec)
@@ -538,10 +555,7 @@ func (s *liveServer) handlers() map[string]liveHandler {
 // scanPage reads a page of at most liveMaxPage records and about
 // liveMaxPageBytes (at least one record, however large).
 func scanPage(ctx context.Context, c *Collection, req liveScanReq) (liveScanResp, error) {
-	limit := req.Limit
-	if limit <= 0 || limit > liveMaxPage {
-		limit = liveMaxPage
-	}
+	limit := min(req.Limit, liveMaxPage) // a limit below 1 is the engine's to refuse
 	page, next, err := c.Scan(ctx, req.After, limit)
 	if err != nil {
 		return liveScanResp{}, err
