@@ -32,9 +32,9 @@ var usages = []usage{
 	{"checkpoint", "checkpoint --db DIR [--collection NAME]", "write index checkpoints",
 		"Write index checkpoints: of every collection, or of --collection's."},
 	{"verify", "verify --db DIR", "check consistency; exit status 0 only when consistent",
-		"Check the database's consistency; exit status 0 only when it is consistent."},
+		"Check the database's consistency; exit status 0 only when it is consistent. On a database another process holds open, that process checks it, through its live access: each collection's writes wait while it is checked."},
 	{"backup", "backup --db DIR --to DIR2", "a consistent copy; restore is opening it",
-		"Write a consistent copy of the database; restoring is opening the copy."},
+		"Write a consistent copy of the database; restoring is opening the copy. On a database another process holds open, that process writes the copy, through its live access, into DIR2's absolute path."},
 	{"compact", "compact --db DIR", "give the space of deleted records back",
 		"Give the space of deleted records back."},
 	{"reembed", "reembed --db DIR --collection NAME --embedder NAME [--model NAME] [--dim N] [--embed-url URL] [--batch N] [--progress]", "move a collection to a new embedder",
@@ -79,6 +79,9 @@ func generalUsage() string {
 	b.WriteString("\nUsage errors exit with status 2, other failures with 1. Ctrl-C (SIGINT) or\n")
 	b.WriteString("SIGTERM interrupts a command: it stops, closes the database, says what it had\n")
 	b.WriteString("done and exits with 130; a second signal ends it at once.\n")
+	b.WriteString("stats, verify, get, query, export and backup also work on a database another\n")
+	b.WriteString("process of yours holds open: through that process's live access, with the\n")
+	b.WriteString("same output (see docs/live-access.md).\n")
 	b.WriteString("Run \"mnemo help COMMAND\" for a command's flags.\n")
 	return b.String()
 }
