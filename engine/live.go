@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mnemodb/mnemo/engine/internal/localsock"
@@ -63,8 +64,9 @@ func DialLive(ctx context.Context, dir string) (*Live, error) {
 	l := &Live{dir: dir, socket: filepath.Join(abs, liveSocket), pid: pid}
 	conn, cred, err := localsock.Dial(l.socket)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%w: process %d holds %s without serving live access (turned off with Options.NoLiveAccess, or a mnemo without it)", ErrNoLiveAccess, pid, dir)
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ECONNREFUSED):
+		// No socket, or one a killed holder left.
+		return nil, fmt.Errorf("%w: process %d holds %s without serving live access (turned off with Options.NoLiveAccess, opened read-only, or a mnemo without it)", ErrNoLiveAccess, pid, dir)
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", ErrNoLiveAccess, err)
 	case cred.PID != pid:

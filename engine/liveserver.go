@@ -109,10 +109,13 @@ func (db *DB) startLive() {
 		Handler:           mux,
 		ReadHeaderTimeout: liveIdleTimeout,
 		ReadTimeout:       liveRequestTimeout,
-		IdleTimeout:       liveIdleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return base },
-		ErrorLog:          slog.NewLogLogger(db.logger.Handler(), slog.LevelWarn),
+		// The write deadline of every request, reset at each; handle
+		// narrows it to the request's own.
+		WriteTimeout:   liveBackupTimeout + time.Minute,
+		IdleTimeout:    liveIdleTimeout,
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return base },
+		ErrorLog:       slog.NewLogLogger(db.logger.Handler(), slog.LevelWarn),
 	}
 	go func() {
 		defer close(s.served)

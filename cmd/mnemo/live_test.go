@@ -379,7 +379,7 @@ func TestLiveOff(t *testing.T) {
 		{"backup", "--db", dir, "--to", filepath.Join(t.TempDir(), "copy")},
 	} {
 		code, out, errOut := mnemoRun(t, args...)
-		want := fmt.Sprintf("mnemo %s: engine: database is already open: %s is open in process %d (engine: no live access: process %d holds %s without serving live access (turned off with Options.NoLiveAccess, or a mnemo without it))\n", args[0], dir, pid, pid, dir)
+		want := fmt.Sprintf("mnemo %s: engine: database is already open: %s is open in process %d (engine: no live access: process %d holds %s without serving live access (turned off with Options.NoLiveAccess, opened read-only, or a mnemo without it))\n", args[0], dir, pid, pid, dir)
 		if code != 1 || out != "" || errOut != want {
 			t.Errorf("%v: exit %d, stdout %q\nstderr %q\nwant   %q", args, code, out, errOut, want)
 		}
