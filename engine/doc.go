@@ -65,6 +65,15 @@
 // index checkpoints); restore is opening the copy. DB.Compact gives the
 // space of deleted records back. See backup.go and compact.go.
 //
+// # Live access
+//
+// The process that holds a database open for writing serves read-only
+// requests and backups to other processes of the same user over a Unix
+// socket in its directory, live.sock (mode 0600, peers' credentials
+// checked on both sides); DialLive is the client, a read-only mnemo.Store
+// with Stats, Verify and Backup run by the holder. Options.NoLiveAccess
+// turns it off. See liveserver.go, live.go and docs/live-access.md.
+//
 // On-disk layout. Keys in Pebble start with a tag byte; cid is the
 // collection's numeric id, 4 bytes big-endian, so a collection's records
 // sort by ID and its 'd', 'l' and 'x' keys form contiguous ranges, which
@@ -90,6 +99,7 @@
 //	MNEMO                          identity: format, database id, creation time (JSON)
 //	SEQMARK                        last acknowledged log sequence per collection
 //	BACKUP-INCOMPLETE              only in a backup being written: Open refuses it
+//	live.sock                      live access's socket, while a process holds the database
 //
 // A checkpoint file is named by the collection's id and the last log
 // sequence it covers, in hex (8 and 16 digits), and its extension is the

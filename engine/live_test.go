@@ -595,3 +595,47 @@ func BenchmarkLiveQuery(b *testing.B) {
 		})
 	}
 }
+
+// FuzzLiveRequest sends any body to any op: the holder answers each with
+// a status that names the problem, never with 500 (a panic), and goes on
+// serving.
+func FuzzLiveRequest(f *testing.F) {
+	ops := []string{"identity", "stats", "collections", "collection", "count", "get", "scan", "query", "verify", "backup"}
+	for i := range ops {
+		f.Add(uint8(i), []byte(`{}`))
+	}
+	f.Add(uint8(5), []byte(`{"collection":"docs","id":"r0001"}`))
+	f.Add(uint8(6), []byte(`{"collection":"docs","after":"r0003","limit":-5}`))
+	f.Add(uint8(7), []byte(`{"collection":"docs","query":{"vector":[1,2,3,4,5,6,7,8],"k":-1,"filter":{"n":{"$in":[1,"a",null]}}}}`))
+	f.Add(uint8(7), []byte(`{"collection":"docs","query":{"text":"apple","mode":"hybrid","spread":{"weight":7}}}`))
+	f.Add(uint8(7), []byte(`{"collection":"docs","query":{"vector":[1e39],"min_similarity":2,"bm25":{"k1":-1}}}`))
+	f.Add(uint8(9), []byte(`{"dest":"/proc/self/nope"}`))
+	f.Add(uint8(3), []byte(`[`))
+	db, l := openLive(f, 50)
+	dest := f.TempDir()
+	f.Fuzz(func(t *testing.T, op uint8, body []byte) {
+		name := ops[int(op)%len(ops)]
+		if name == "backup" {
+			// Only into the test's directory.
+			body = fmt.Appendf(nil, `{"dest":%q}`, filepath.Join(dest, fmt.Sprintf("b%x", body)))
+			defer os.RemoveAll(dest)
+		}
+		req, _ := http.NewRequest("POST", "http://mnemo/v1/"+name, bytes.NewReader(body))
+		res, err := l.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode >= 500 {
+			t.Fatalf("%s %q: %s %s", name, body, res.Status, b)
+		}
+		if res.StatusCode != http.StatusOK {
+			var le liveError
+			if err := json.Unmarshal(b, &le); err != nil || le.Error == "" {
+				t.Fatalf("%s %q: %s with body %q", name, body, res.Status, b)
+			}
+		}
+	})
+	_ = db
+}
