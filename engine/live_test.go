@@ -549,7 +549,7 @@ func TestVerifyWhileWriting(t *testing.T) {
 			}
 		})
 	}
-	for range 20 {
+	for end := time.Now().Add(time.Second); time.Now().Before(end); {
 		ps, err := db.Verify(ctx)
 		if err != nil || len(ps) > 0 {
 			close(stop)
