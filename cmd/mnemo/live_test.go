@@ -40,12 +40,29 @@ func TestHelperHolder(t *testing.T) {
 	if dir == "" {
 		t.Skip("a helper process of TestLive*")
 	}
-	err := hold(dir, os.Getenv("MNEMO_TEST_NOLIVE") == "1")
+	var err error
+	if os.Getenv("MNEMO_TEST_READONLY") == "1" {
+		err = holdReadOnly(dir)
+	} else {
+		err = hold(dir, os.Getenv("MNEMO_TEST_NOLIVE") == "1")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// holdReadOnly opens the database in dir for reading only, as mnemo's
+// read commands do, prints "ready" and closes it at the end of input.
+func holdReadOnly(dir string) error {
+	db, err := engine.Open(dir, &engine.Options{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin)
+	return db.Close()
 }
 
 func seqRecord(i int) mnemo.Record {
@@ -121,7 +138,7 @@ type holder struct {
 
 // startHolder starts a process holding the database in dir and waits for
 // it to be ready.
-func startHolder(t *testing.T, dir string, noLive bool) *holder {
+func startHolder(t *testing.T, dir string, noLive bool, env ...string) *holder {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -132,6 +149,7 @@ func startHolder(t *testing.T, dir string, noLive bool) *holder {
 	if noLive {
 		cmd.Env = append(cmd.Env, "MNEMO_TEST_NOLIVE=1")
 	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -362,6 +380,14 @@ func TestLiveHolderKilled(t *testing.T) {
 			t.Errorf("%v: exit %d\n%s%s", args, code, out, errOut)
 		}
 	}
+	// A process that holds it read-only serves no live access; the
+	// killed holder's socket is not taken for one.
+	ro := startHolder(t, dir, false, "MNEMO_TEST_READONLY=1")
+	code, out, errOut := mnemoRun(t, "stats", "--db", dir)
+	if code != 1 || out != "" || !strings.Contains(errOut, fmt.Sprintf("process %d holds %s without serving live access", ro.cmd.Process.Pid, dir)) {
+		t.Fatalf("stats beside a read-only holder: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	ro.close(t)
 }
 
 // TestLiveOff checks the error of a database whose holder turned live
