@@ -639,3 +639,33 @@ func FuzzLiveRequest(f *testing.F) {
 	})
 	_ = db
 }
+
+// TestLiveScanPageBytes checks that a scan page through live access ends
+// at about 16 MiB of records, and that paging on reads them all.
+func TestLiveScanPageBytes(t *testing.T) {
+	db, l := openLive(t, 0)
+	c, _ := db.Collection("docs")
+	big := strings.Repeat("word ", (1<<20)/5)
+	for i := range 20 {
+		r := liveRecords(1, uint64(i))[0]
+		r.ID, r.Content = fmt.Sprintf("big%02d", i), big
+		if _, err := c.Upsert(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lc, err := l.Collection(ctx, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, next, err := lc.Scan(ctx, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) < 10 || len(page) >= 20 || next != page[len(page)-1].ID {
+		t.Fatalf("first page: %d records, next %q", len(page), next)
+	}
+	rest, next2, err := lc.Scan(ctx, next, 1000)
+	if err != nil || next2 != "" || len(page)+len(rest) != 20 || rest[0].ID != fmt.Sprintf("big%02d", len(page)) {
+		t.Fatalf("second page: %d records, next %q, %v", len(rest), next2, err)
+	}
+}
