@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package engine
 
 import (
@@ -521,44 +523,6 @@ func TestLiveManyClientsAndClose(t *testing.T) {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("%d goroutines, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
-}
-
-func TestVerifyWhileWriting(t *testing.T) {
-	db := mustOpen(t, filepath.Join(t.TempDir(), "db"), &Options{NoSync: true, CheckpointEvery: 300})
-	defer db.Close()
-	c := mustCollection(t, db, "docs", mnemo.CollectionConfig{Dimension: liveDim})
-	recs := liveRecords(400, 3)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Go(func() {
-			rng := rand.New(rand.NewPCG(uint64(w), 2))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				r := recs[rng.IntN(len(recs))]
-				if rng.IntN(3) == 0 {
-					c.Delete(ctx, r.ID)
-				} else if _, err := c.Upsert(ctx, r); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	for end := time.Now().Add(time.Second); time.Now().Before(end); {
-		ps, err := db.Verify(ctx)
-		if err != nil || len(ps) > 0 {
-			close(stop)
-			wg.Wait()
-			t.Fatal(ps, err)
-		}
-	}
-	close(stop)
-	wg.Wait()
 }
 
 // BenchmarkLiveQuery compares a Get and a vector query in the holding
