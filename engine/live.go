@@ -57,6 +57,9 @@ func DialLive(ctx context.Context, dir string) (*Live, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoLiveAccess, err)
 	}
+	if err := localsock.Supported(); err != nil {
+		return nil, fmt.Errorf("%w: not available on this system (%v)", ErrNoLiveAccess, err)
+	}
 	pid, held := liveHolder(abs)
 	if !held {
 		return nil, fmt.Errorf("%w: %s is not open in another process", ErrNoLiveAccess, dir)

@@ -61,7 +61,7 @@ type Listener struct {
 // directory where the system has one (Linux's /proc/self/fd), else
 // refused.
 func Listen(path string) (*Listener, error) {
-	if err := supported(); err != nil {
+	if err := Supported(); err != nil {
 		return nil, err
 	}
 	if fi, err := os.Lstat(path); err == nil {
@@ -146,7 +146,7 @@ func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 // A socket that fails a check is ErrPeer; no socket at path wraps
 // fs.ErrNotExist.
 func Dial(path string) (*net.UnixConn, Cred, error) {
-	if err := supported(); err != nil {
+	if err := Supported(); err != nil {
 		return nil, Cred{}, err
 	}
 	fi, err := os.Lstat(path)

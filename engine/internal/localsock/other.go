@@ -7,7 +7,9 @@ import (
 	"os"
 )
 
-func supported() error { return ErrUnsupported }
+// Supported reports ErrUnsupported on a system where peer credentials
+// cannot be checked, nil elsewhere.
+func Supported() error { return ErrUnsupported }
 
 func peerCred(*net.UnixConn) (Cred, error) { return Cred{}, ErrUnsupported }
 

@@ -7,7 +7,9 @@ import (
 	"syscall"
 )
 
-func supported() error { return nil }
+// Supported reports ErrUnsupported on a system where peer credentials
+// cannot be checked, nil elsewhere.
+func Supported() error { return nil }
 
 // owner returns the user that owns a file.
 func owner(fi os.FileInfo) (int, bool) {
