@@ -220,7 +220,7 @@ func TestLiveReadsMatchDirect(t *testing.T) {
 }
 
 func TestLiveBackupAndVerify(t *testing.T) {
-	db, l := openLive(t, 300)
+	_, l := openLive(t, 300)
 	dest := filepath.Join(t.TempDir(), "copy")
 	if err := l.Backup(ctx, "relative/copy"); !errors.Is(err, mnemo.ErrInvalidConfig) {
 		t.Fatalf("relative destination: %v", err)
@@ -241,7 +241,6 @@ func TestLiveBackupAndVerify(t *testing.T) {
 	if c.Count() != 300 {
 		t.Fatal(c.Count())
 	}
-	_ = db
 }
 
 func TestLiveOff(t *testing.T) {
@@ -575,7 +574,7 @@ func FuzzLiveRequest(f *testing.F) {
 	f.Add(uint8(7), []byte(`{"collection":"docs","query":{"vector":[1e39],"min_similarity":2,"bm25":{"k1":-1}}}`))
 	f.Add(uint8(9), []byte(`{"dest":"/proc/self/nope"}`))
 	f.Add(uint8(3), []byte(`[`))
-	db, l := openLive(f, 50)
+	_, l := openLive(f, 50)
 	dest := f.TempDir()
 	f.Fuzz(func(t *testing.T, op uint8, body []byte) {
 		name := ops[int(op)%len(ops)]
@@ -601,7 +600,6 @@ func FuzzLiveRequest(f *testing.F) {
 			}
 		}
 	})
-	_ = db
 }
 
 // TestLiveScanPageBytes checks that a scan page through live access ends

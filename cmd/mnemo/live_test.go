@@ -244,7 +244,6 @@ func exportedIDs(t *testing.T, jsonl string) []string {
 func TestLiveCommands(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	h := startHolder(t, dir, false)
-	pid := h.cmd.Process.Pid
 
 	code, out, errOut := mnemoRun(t, "stats", "--db", dir)
 	stats := regexp.MustCompile(`^database [0-9a-f-]{36}, opened in \S+\nseq: \d+ records, dimension 4, cosine, hnsw index \(\d+ bytes, 0 tombstones\), \d+ log records, last checkpoint at seq 200, opened by empty\n$`)
@@ -349,7 +348,6 @@ func TestLiveCommands(t *testing.T) {
 	if direct := mnemoRun3(t, "stats", "--db", dir); digits.ReplaceAllString(direct, "#") != digits.ReplaceAllString(liveStats, "#") {
 		t.Errorf("stats:\nlive:\n%s\ndirect:\n%s", liveStats, direct)
 	}
-	_ = pid
 }
 
 func mnemoRun3(t *testing.T, args ...string) string {
