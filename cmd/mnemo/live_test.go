@@ -246,9 +246,21 @@ func TestLiveCommands(t *testing.T) {
 	h := startHolder(t, dir, false)
 
 	code, out, errOut := mnemoRun(t, "stats", "--db", dir)
-	stats := regexp.MustCompile(`^database [0-9a-f-]{36}, opened in \S+\nseq: \d+ records, dimension 4, cosine, hnsw index \(\d+ bytes, 0 tombstones\), \d+ log records, last checkpoint at seq 200, opened by empty\n$`)
+	stats := regexp.MustCompile(`^database [0-9a-f-]{36}, opened in \S+, \d+ bytes on disk\nseq: \d+ records, dimension 4, cosine, hnsw index \(\d+ bytes, 0 tombstones\), \d+ log records, last checkpoint at seq 200, opened by empty\n$`)
 	if code != 0 || !stats.MatchString(out) {
 		t.Fatalf("stats: exit %d\n%s%s", code, out, errOut)
+	}
+	// stats --json through the holder: the same numbers as a machine reads them.
+	code, out, errOut = mnemoRun(t, "stats", "--db", dir, "--json")
+	var js struct {
+		Backend     string `json:"backend"`
+		Collections []struct {
+			Name    string `json:"name"`
+			Records int    `json:"records"`
+		} `json:"collections"`
+	}
+	if err := json.Unmarshal([]byte(out), &js); code != 0 || err != nil || js.Backend != "engine" || len(js.Collections) != 1 || js.Collections[0].Name != "seq" || js.Collections[0].Records < 200 {
+		t.Fatalf("stats --json: exit %d, %v\n%s%s", code, err, out, errOut)
 	}
 	code, out, errOut = mnemoRun(t, "query", "--db", dir, "--collection", "seq", "--vector", "[1,2,3,4]", "--k", "3")
 	if code != 0 || strings.Count(out, "\n") != 3 {
