@@ -123,15 +123,36 @@ func (c *Collection) enter() (func(), error) {
 // slices and maps are copied; the caller may reuse them.
 func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]string, error) {
 	t := telemetry.Start(c.db.rec)
-	ids, size, err := c.upsert(ctx, records)
+	ids, size, err := c.upsert(ctx, records, nil)
 	if t.On() {
 		t.Done(metrics.Event{Op: metrics.OpUpsert, Collection: c.Name(), Records: len(records), Bytes: size, Err: err})
 	}
 	return ids, err
 }
 
+// UpsertIf implements mnemo.Conditional: it stores those of records for
+// which cond, given what their ID holds while the write holds the ID,
+// returns true.
+func (c *Collection) UpsertIf(ctx context.Context, cond func(exists bool, stored map[string]any) bool, records ...mnemo.Record) ([]string, error) {
+	for i, r := range records {
+		if r.ID == "" {
+			return nil, fmt.Errorf("%w: record %d: UpsertIf needs an ID", mnemo.ErrInvalidRecord, i)
+		}
+	}
+	if cond == nil {
+		cond = func(bool, map[string]any) bool { return true }
+	}
+	t := telemetry.Start(c.db.rec)
+	ids, size, err := c.upsert(ctx, records, cond)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpUpsert, Collection: c.Name(), Records: len(ids), Bytes: size, Err: err})
+	}
+	return ids, err
+}
+
 // upsert is Upsert; it also returns the size of the batch it committed.
-func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]string, int64, error) {
+// With cond, only the records it admits are written (UpsertIf).
+func (c *Collection) upsert(ctx context.Context, records []mnemo.Record, cond func(bool, map[string]any) bool) ([]string, int64, error) {
 	done, err := c.enter()
 	if err != nil {
 		return nil, 0, err
@@ -185,6 +206,36 @@ func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]stri
 	}
 	unlock := c.lockIDs(ids)
 	defer unlock()
+	if cond != nil {
+		// The IDs are held: what they hold cannot change until the write.
+		keep := make([]bool, len(ids))
+		c.mu.RLock()
+		for i, id := range ids {
+			k, ok := c.ids[id]
+			keep[i] = cond(ok, c.meta[k])
+		}
+		c.mu.RUnlock()
+		// New slices: records is the caller's.
+		var kr []mnemo.Record
+		var ki []string
+		var km [][]byte
+		var kd []bm25.Doc
+		for i := range ids {
+			if keep[i] {
+				kr, ki, km = append(kr, records[i]), append(ki, ids[i]), append(km, metas[i])
+				if docs != nil {
+					kd = append(kd, docs[i])
+				}
+			}
+		}
+		if len(ki) == 0 {
+			return []string{}, 0, nil
+		}
+		records, ids, metas = kr, ki, km
+		if docs != nil {
+			docs = kd
+		}
+	}
 
 	keys := make([]uint64, len(records))
 	ops := make([]logOp, len(records))
@@ -309,14 +360,28 @@ func (c *Collection) afterWrite() {
 // Upsert.
 func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 	t := telemetry.Start(c.db.rec)
-	n, err := c.delete(ctx, ids)
+	n, err := c.delete(ctx, ids, nil)
 	if t.On() {
 		t.Done(metrics.Event{Op: metrics.OpDelete, Collection: c.Name(), Records: n, Err: err})
 	}
 	return n, err
 }
 
-func (c *Collection) delete(ctx context.Context, ids []string) (int, error) {
+// DeleteIf implements mnemo.Conditional: it deletes those of ids whose
+// stored metadata cond admits while the write holds them.
+func (c *Collection) DeleteIf(ctx context.Context, cond func(stored map[string]any) bool, ids ...string) (int, error) {
+	if cond == nil {
+		cond = func(map[string]any) bool { return true }
+	}
+	t := telemetry.Start(c.db.rec)
+	n, err := c.delete(ctx, ids, cond)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpDelete, Collection: c.Name(), Records: n, Err: err})
+	}
+	return n, err
+}
+
+func (c *Collection) delete(ctx context.Context, ids []string, cond func(map[string]any) bool) (int, error) {
 	done, err := c.enter()
 	if err != nil {
 		return 0, err
@@ -340,7 +405,7 @@ func (c *Collection) delete(ctx context.Context, ids []string) (int, error) {
 	var ops []logOp
 	c.mu.RLock()
 	for _, id := range ids {
-		if k, ok := c.ids[id]; ok && !slices.ContainsFunc(ops, func(o logOp) bool { return o.id == id }) {
+		if k, ok := c.ids[id]; ok && !slices.ContainsFunc(ops, func(o logOp) bool { return o.id == id }) && (cond == nil || cond(c.meta[k])) {
 			ops = append(ops, logOp{opDelete, k, id})
 		}
 	}

@@ -45,6 +45,7 @@ func Run(t *testing.T, open Factory) {
 		{"Spread", testSpread},
 		{"ConcurrentWriters", testConcurrentWriters},
 		{"Sequence", testSequence},
+		{"Conditional", testConditional},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,15 +58,81 @@ type row struct {
 // checked as the engine checks them; the caller may reuse them.
 func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]string, error) {
 	t := telemetry.Start(c.s.rec)
-	ids, size, err := c.upsert(ctx, records)
+	ids, size, err := c.upsert(ctx, records, nil)
 	if t.On() {
 		t.Done(metrics.Event{Op: metrics.OpUpsert, Collection: c.name, Records: len(records), Bytes: int64(size), Err: err})
 	}
 	return ids, err
 }
 
+var _ mnemo.Conditional = (*Collection)(nil)
+
+// UpsertIf implements mnemo.Conditional: in the write's transaction, with
+// the records' IDs locked, it reads what they hold and writes those cond
+// admits.
+func (c *Collection) UpsertIf(ctx context.Context, cond func(exists bool, stored map[string]any) bool, records ...mnemo.Record) ([]string, error) {
+	for i, r := range records {
+		if r.ID == "" {
+			return nil, fmt.Errorf("%w: record %d: UpsertIf needs an ID", mnemo.ErrInvalidRecord, i)
+		}
+	}
+	if cond == nil {
+		cond = func(bool, map[string]any) bool { return true }
+	}
+	t := telemetry.Start(c.s.rec)
+	ids, size, err := c.upsert(ctx, records, cond)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpUpsert, Collection: c.name, Records: len(ids), Bytes: int64(size), Err: err})
+	}
+	return ids, err
+}
+
+// DeleteIf implements mnemo.Conditional: it deletes those of ids whose
+// stored metadata cond admits, with the IDs locked.
+func (c *Collection) DeleteIf(ctx context.Context, cond func(stored map[string]any) bool, ids ...string) (int, error) {
+	if cond == nil {
+		cond = func(map[string]any) bool { return true }
+	}
+	t := telemetry.Start(c.s.rec)
+	n, err := c.delete(ctx, ids, cond)
+	if t.On() {
+		t.Done(metrics.Event{Op: metrics.OpDelete, Collection: c.name, Records: n, Err: err})
+	}
+	return n, err
+}
+
+// stored locks ids (lockIDs) in tx and returns the metadata of those that
+// exist.
+func (c *Collection) stored(ctx context.Context, tx pgx.Tx, ids []string) (map[string]map[string]any, error) {
+	var b pgx.Batch
+	b.Queue(lockIDs(c.id), ids)
+	b.Queue(`SELECT id, metadata FROM `+c.table+` WHERE id = ANY($1)`, ids)
+	br := tx.SendBatch(ctx, &b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string]any{}
+	var id string
+	var meta []byte
+	_, err = pgx.ForEachRow(rows, []any{&id, &meta}, func() error {
+		m, err := decodeMetadata(id, meta)
+		out[id] = m
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, br.Close()
+}
+
 // upsert is Upsert; it also returns the records' size (mnemo.RecordBytes).
-func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]string, int, error) {
+// With cond, only the records it admits are written (UpsertIf).
+func (c *Collection) upsert(ctx context.Context, records []mnemo.Record, cond func(bool, map[string]any) bool) ([]string, int, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return nil, 0, err
 	}
@@ -102,8 +168,28 @@ func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]stri
 		VALUES ($1, $2, $3, $4::text::jsonb, $5, $6, $7)
 		ON CONFLICT (id) DO UPDATE SET embedding = EXCLUDED.embedding, content = EXCLUDED.content,
 			metadata = EXCLUDED.metadata, terms = EXCLUDED.terms, freqs = EXCLUDED.freqs, text_len = EXCLUDED.text_len`
+	written := ids
 	err := c.s.do(ctx, func(ctx context.Context) error {
 		return pgx.BeginTxFunc(ctx, c.s.pool, c.writeTx(), func(tx pgx.Tx) error {
+			rows, ids := rows, ids
+			if cond != nil {
+				have, err := c.stored(ctx, tx, ids)
+				if err != nil {
+					return err
+				}
+				var kr []row
+				ki := []string{}
+				for i, id := range ids {
+					m, ok := have[id]
+					if cond(ok, m) {
+						kr, ki = append(kr, rows[i]), append(ki, id)
+					}
+				}
+				rows, ids, written = kr, ki, ki
+				if len(ids) == 0 {
+					return nil
+				}
+			}
 			old, err := c.lockOld(ctx, tx, ids, `SELECT id, terms, text_len FROM `+c.table+` WHERE id = ANY($1)`)
 			if err != nil {
 				return err
@@ -125,7 +211,7 @@ func (c *Collection) upsert(ctx context.Context, records []mnemo.Record) ([]stri
 	if err != nil {
 		return nil, 0, err
 	}
-	return ids, size, nil
+	return written, size, nil
 }
 
 // writeTx begins a write's transaction with the table's write lock, in
@@ -218,14 +304,14 @@ func hasNUL(js []byte) bool {
 // is of what the retry found.
 func (c *Collection) Delete(ctx context.Context, ids ...string) (int, error) {
 	t := telemetry.Start(c.s.rec)
-	n, err := c.delete(ctx, ids)
+	n, err := c.delete(ctx, ids, nil)
 	if t.On() {
 		t.Done(metrics.Event{Op: metrics.OpDelete, Collection: c.name, Records: n, Err: err})
 	}
 	return n, err
 }
 
-func (c *Collection) delete(ctx context.Context, ids []string) (int, error) {
+func (c *Collection) delete(ctx context.Context, ids []string, cond func(map[string]any) bool) (int, error) {
 	if err := c.s.enter(ctx); err != nil {
 		return 0, err
 	}
@@ -242,6 +328,21 @@ func (c *Collection) delete(ctx context.Context, ids []string) (int, error) {
 	var n int
 	err := c.s.do(ctx, func(ctx context.Context) error {
 		return pgx.BeginTxFunc(ctx, c.s.pool, c.writeTx(), func(tx pgx.Tx) error {
+			ids := ids
+			if cond != nil {
+				have, err := c.stored(ctx, tx, ids)
+				if err != nil {
+					return err
+				}
+				ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool {
+					m, ok := have[id]
+					return !ok || !cond(m)
+				})
+				if len(ids) == 0 {
+					n = 0
+					return nil
+				}
+			}
 			old, err := c.lockOld(ctx, tx, ids, `DELETE FROM `+c.table+` WHERE id = ANY($1) RETURNING id, terms, text_len`)
 			if err != nil {
 				return err
