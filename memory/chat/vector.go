@@ -256,11 +256,7 @@ func (v *VectorMemory) AddWith(ctx context.Context, c Content, expires time.Time
 // absent ID, or one of another scope, is a no-op.
 func (v *VectorMemory) Delete(ctx context.Context, id string) error {
 	return v.c.Do(ctx, func(c mnemo.Collection) error {
-		r, ok, err := c.Get(ctx, id)
-		if err != nil || !ok || !v.pol.InScope(r.Metadata) {
-			return err
-		}
-		_, err = c.Delete(ctx, id)
+		_, err := textvec.DeleteIf(ctx, c, v.pol.InScope, id)
 		return err
 	})
 }
@@ -375,7 +371,7 @@ func (v *VectorMemory) Clear(ctx context.Context) error {
 		if err != nil || len(ids) == 0 {
 			return err
 		}
-		_, err = c.Delete(ctx, ids...)
+		_, err = textvec.DeleteIf(ctx, c, v.pol.InScope, ids...)
 		return err
 	})
 }

@@ -18,4 +18,7 @@ var (
 	// ErrNotFound reports a fact the handle cannot see: absent, expired
 	// or of another scope (Semantic.Update, History, AddWith Replaces).
 	ErrNotFound = errors.New("store: no such fact")
+	// ErrConflict reports an update that found the fact changed by
+	// another handle each time it tried (Semantic.Update).
+	ErrConflict = errors.New("store: the fact kept changing")
 )

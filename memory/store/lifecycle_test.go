@@ -391,3 +391,60 @@ func TestSemanticHitsExplained(t *testing.T) {
 		}
 	}
 }
+
+// TestSemanticUpdateRaces: an update racing a delete from another handle
+// never brings the fact back, and two updates racing keep both changes
+// in the history.
+func TestSemanticUpdateRaces(t *testing.T) {
+	ctx := context.Background()
+	s1, s2 := memtest.TwoStores(t)
+	a, err := NewSemantic(ctx, s1, &SemanticOptions{SweepEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := NewSemantic(ctx, s2, &SemanticOptions{SweepEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for round := range 30 {
+		id, err := a.Add(ctx, fmt.Sprint("fact number ", round), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			if err := a.Update(ctx, id, fmt.Sprint("fact number ", round, " updated")); err != nil && !errors.Is(err, ErrNotFound) {
+				t.Error(err)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			if err := b.Delete(ctx, id); err != nil {
+				t.Error(err)
+			}
+		}()
+		wg.Wait()
+		if f, ok, _ := a.Get(ctx, id); ok {
+			t.Fatalf("round %d: the update brought back the deleted fact: %+v", round, f)
+		}
+	}
+	id, _ := a.Add(ctx, "the meeting is at noon", nil)
+	var wg sync.WaitGroup
+	for i, h := range []*Semantic{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := h.Update(ctx, id, fmt.Sprint("the meeting is at ", i+1, " pm")); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if h, err := a.History(ctx, id); err != nil || len(h) != 2 || h[1].Old != h[0].New {
+		t.Fatalf("two racing updates left the history %+v, %v", h, err)
+	}
+}

@@ -355,35 +355,66 @@ func (s *Semantic) update(ctx context.Context, id, content string, o *AddOptions
 		return err
 	}
 	defer s.mu.Unlock()
-	old, ok, err := s.get(ctx, id)
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	meta := old.Metadata
-	if o != nil {
-		// The new fact's metadata, scope and expiry, with the old one's
-		// history and place.
-		fresh := item.Stamp(o.Metadata, s.pol.Scope, expires)
-		for _, k := range []string{item.HistoryField, textvec.PosField} {
-			if v, ok := meta[k]; ok {
-				fresh[k] = v
+	for range updateTries {
+		old, ok, err := s.get(ctx, id)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: %q", ErrNotFound, id)
+		}
+		meta := old.Metadata
+		if o != nil {
+			// The new fact's metadata, scope and expiry, with the old
+			// one's history and place.
+			fresh := item.Stamp(o.Metadata, s.pol.Scope, expires)
+			for _, k := range []string{item.HistoryField, textvec.PosField} {
+				if v, ok := meta[k]; ok {
+					fresh[k] = v
+				}
 			}
+			meta = fresh
+		} else if old.Content == content {
+			return nil
 		}
-		meta = fresh
-	} else if old.Content == content {
-		return nil
+		meta = item.WithChange(meta, Change{Old: old.Content, New: content, At: s.pol.Now().UTC()})
+		// Written only if the fact is still there, still the handle's,
+		// and unchanged since it was read (the same history): an update
+		// never brings back a fact another handle deleted, nor drops
+		// another handle's update from the history.
+		mark := historyMark(old.Metadata)
+		var wrote bool
+		err = s.c.Do(ctx, func(c mnemo.Collection) error {
+			ids, err := textvec.UpsertIf(ctx, c, func(exists bool, stored map[string]any) bool {
+				return exists && s.pol.Visible(stored) && historyMark(stored) == mark
+			}, mnemo.Record{ID: id, Vector: v, Content: content, Metadata: meta})
+			if errors.Is(err, mnemo.ErrInvalidRecord) {
+				return fmt.Errorf("%w: %w", ErrInvalid, err)
+			}
+			wrote = len(ids) == 1
+			return err
+		})
+		if err != nil || wrote {
+			return err
+		}
+		// Changed or gone since it was read: read it again.
 	}
-	meta = item.WithChange(meta, Change{Old: old.Content, New: content, At: s.pol.Now().UTC()})
-	return s.c.Do(ctx, func(c mnemo.Collection) error {
-		_, err := c.Upsert(ctx, mnemo.Record{ID: id, Vector: v, Content: content, Metadata: meta})
-		if errors.Is(err, mnemo.ErrInvalidRecord) {
-			return fmt.Errorf("%w: %w", ErrInvalid, err)
-		}
-		return err
-	})
+	return fmt.Errorf("%w: fact %q changed by another handle each of %d times", ErrConflict, id, updateTries)
+}
+
+// updateTries is how many times an update reads a fact again when
+// another handle changes it between the read and the write.
+const updateTries = 8
+
+// historyMark identifies a fact's state by its history: its length and
+// newest change (a fact never updated has the empty mark).
+func historyMark(meta map[string]any) string {
+	h := item.History(meta)
+	if len(h) == 0 {
+		return ""
+	}
+	last := h[len(h)-1]
+	return fmt.Sprintf("%d|%s|%d|%s", len(h), last.At.Format(time.RFC3339Nano), len(last.New), last.New)
 }
 
 // Search returns up to n facts most relevant to query, best first,
@@ -509,7 +540,7 @@ func (s *Semantic) Delete(ctx context.Context, identifier string) error {
 		}
 	}
 	return s.c.Do(ctx, func(c mnemo.Collection) error {
-		_, err := c.Delete(ctx, ids...)
+		_, err := textvec.DeleteIf(ctx, c, s.pol.InScope, ids...) // still the handle's at the delete
 		return err
 	})
 }

@@ -196,3 +196,66 @@ func TestExpiry(t *testing.T) {
 		t.Fatalf("a negative TTL: %v", err)
 	}
 }
+
+// TestScopesRace: two scopes storing one ID at once never both win, and
+// a sweep never deletes an entry stored again after it expired.
+func TestScopesRace(t *testing.T) {
+	db := memtest.Store(t)
+	clock := &fakeClock{t: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)}
+	open := func(user string) *Memory {
+		m, err := New(ctx, db, &Options{Name: "race", Scope: scope.Of("user", user), Clock: clock.Now, SweepEvery: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return m
+	}
+	a, b := open("a"), open("b")
+	for round := range 30 {
+		id := fmt.Sprint("e", round)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, m := range []*Memory{a, b} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = m.Store(ctx, Entry{ID: id, Question: "book a table for two", ToolName: "book"})
+			}()
+		}
+		wg.Wait()
+		if (errs[0] == nil) == (errs[1] == nil) {
+			t.Fatalf("round %d: both or neither won: %v, %v", round, errs[0], errs[1])
+		}
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, ErrInvalid) {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Expired entries swept while one is stored again: it survives.
+	var ids []string
+	for i := range 50 {
+		id, err := a.Store(ctx, Entry{Question: fmt.Sprint("old question ", i), ToolName: "t", ExpiresAt: clock.Now().Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	clock.Advance(time.Hour)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := a.Sweep(ctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	again := ids[len(ids)-1]
+	if _, err := a.Store(ctx, Entry{ID: again, Question: "asked again", ToolName: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if _, ok, err := a.Get(ctx, again); !ok || err != nil {
+		t.Fatalf("the entry stored again was swept: %v", err)
+	}
+}

@@ -374,11 +374,22 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 	meta["tool_args"] = args
 	meta["result_summary"] = e.ResultSummary
 	meta["timestamp"] = e.Timestamp.Format(time.RFC3339Nano)
-	if err := m.owned(ctx, m.tools, e.ID); err != nil {
-		return "", err
+	rec := mnemo.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}
+	if len(m.pol.Scope) == 0 {
+		if _, err := m.space.Insert(ctx, m.tools, rec); err != nil {
+			return "", wrap(err)
+		}
+		return e.ID, nil
 	}
-	if _, err := m.space.Insert(ctx, m.tools, mnemo.Record{ID: e.ID, Vector: v, Content: e.Question, Metadata: meta}); err != nil {
+	// A scoped handle replaces only its own entries, checked as it writes.
+	id, err := m.space.InsertIf(ctx, m.tools, rec, func(exists bool, stored map[string]any) bool {
+		return !exists || m.pol.InScope(stored)
+	})
+	if err != nil {
 		return "", wrap(err)
+	}
+	if id == "" {
+		return "", fmt.Errorf("%w: entry %q belongs to another scope", ErrInvalid, e.ID)
 	}
 	return e.ID, nil
 }
@@ -399,23 +410,6 @@ func checkMeta(meta map[string]any) error {
 	return nil
 }
 
-// owned refuses to overwrite an entry of another scope: a scoped handle
-// may replace only its own. An unscoped handle may replace any.
-func (m *Memory) owned(ctx context.Context, c *textvec.Bound, id string) error {
-	if len(m.pol.Scope) == 0 {
-		return nil
-	}
-	return c.Do(ctx, func(c mnemo.Collection) error {
-		r, ok, err := c.Get(ctx, id)
-		if err != nil {
-			return wrap(err)
-		}
-		if ok && !m.pol.InScope(r.Metadata) {
-			return fmt.Errorf("%w: entry %q belongs to another scope", ErrInvalid, id)
-		}
-		return nil
-	})
-}
 
 // wrap maps engine input errors to this package's; the engine's sentinel
 // still matches too.
@@ -544,13 +538,7 @@ func (m *Memory) DeleteText(ctx context.Context, id string) error {
 
 func (m *Memory) delete(ctx context.Context, b *textvec.Bound, id string) error {
 	err := b.Do(ctx, func(c mnemo.Collection) error {
-		if len(m.pol.Scope) > 0 {
-			r, ok, err := c.Get(ctx, id)
-			if err != nil || !ok || !m.pol.InScope(r.Metadata) {
-				return err
-			}
-		}
-		_, err := c.Delete(ctx, id)
+		_, err := textvec.DeleteIf(ctx, c, m.pol.InScope, id)
 		return err
 	})
 	return wrap(err)

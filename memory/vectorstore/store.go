@@ -264,11 +264,23 @@ func (s *Store) Upsert(ctx context.Context, recs ...mnemo.Record) ([]string, err
 	}
 	var ids []string
 	err := s.do(ctx, created, func(c mnemo.Collection) error {
+		if s.where == nil {
+			var err error
+			ids, err = c.Upsert(ctx, recs...)
+			return err
+		}
 		if err := s.owned(ctx, c, recs); err != nil {
 			return err
 		}
+		// Checked again as it writes: a document another scope took in
+		// between is left alone, and reported.
 		var err error
-		ids, err = c.Upsert(ctx, recs...)
+		ids, err = textvec.UpsertIf(ctx, c, func(exists bool, stored map[string]any) bool {
+			return !exists || s.where.Match(stored)
+		}, recs...)
+		if err == nil && len(ids) < len(recs) {
+			err = fmt.Errorf("%w: %d of %d documents were taken by another scope meanwhile and left alone; the others were written", ErrInvalid, len(recs)-len(ids), len(recs))
+		}
 		return err
 	})
 	return ids, err
@@ -355,23 +367,11 @@ func (s *Store) Delete(ctx context.Context, ids ...string) (int, error) {
 	var n int
 	err := s.do(ctx, existing, func(c mnemo.Collection) error {
 		ids := ids
-		if s.where != nil { // only the scope's own
-			all := ids
-			ids = nil
-			for _, id := range all {
-				r, ok, err := c.Get(ctx, id)
-				if err != nil {
-					return err
-				}
-				if ok && s.where.Match(r.Metadata) {
-					ids = append(ids, id)
-				}
-			}
-			if len(ids) == 0 {
-				return nil
-			}
-		}
 		var err error
+		if s.where != nil { // only the scope's own, checked as it deletes
+			n, err = textvec.DeleteIf(ctx, c, s.where.Match, ids...)
+			return err
+		}
 		n, err = c.Delete(ctx, ids...)
 		return err
 	})

@@ -111,7 +111,9 @@ func (p Policy) Sweep(ctx context.Context, c *textvec.Bound) (int, error) {
 			if len(ids) == 0 {
 				return nil
 			}
-			d, err := c.Delete(ctx, ids...)
+			// Only what is still expired and in scope: a record written
+			// again since the scan stays.
+			d, err := textvec.DeleteIf(ctx, c, func(m map[string]any) bool { return Expired(m, now) && p.InScope(m) }, ids...)
 			n += d
 			return err
 		})
@@ -181,3 +183,4 @@ func (s *Sweeper) Stop() {
 	s.stop()
 	<-s.done
 }
+

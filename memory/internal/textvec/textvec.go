@@ -481,6 +481,13 @@ func (s *Space) Query(ctx context.Context, b *Bound, r Retrieval, text string, k
 // Insert stores rec in a bound collection at the next position (see
 // Place), in rec's metadata under PosField, and returns its ID.
 func (s *Space) Insert(ctx context.Context, b *Bound, rec mnemo.Record) (string, error) {
+	return s.InsertIf(ctx, b, rec, nil)
+}
+
+// InsertIf is Insert when cond (nil: always) admits what rec's ID holds
+// at the write (see UpsertIf); it returns "" and no error when cond
+// refused. rec needs an ID when cond is set.
+func (s *Space) InsertIf(ctx context.Context, b *Bound, rec mnemo.Record, cond func(exists bool, stored map[string]any) bool) (string, error) {
 	var id string
 	err := b.Do(ctx, func(c mnemo.Collection) error {
 		pos, err := s.Place(ctx, c, 1)
@@ -492,11 +499,66 @@ func (s *Space) Insert(ctx context.Context, b *Bound, rec mnemo.Record) (string,
 		meta[PosField] = pos
 		r := rec
 		r.Metadata = meta
-		ids, err := c.Upsert(ctx, r)
-		if err == nil {
+		var ids []string
+		if cond == nil {
+			ids, err = c.Upsert(ctx, r)
+		} else {
+			ids, err = UpsertIf(ctx, c, cond, r)
+		}
+		if err == nil && len(ids) == 1 {
 			id = ids[0]
 		}
 		return err
 	})
 	return id, err
+}
+
+// UpsertIf writes recs to c where cond admits what their IDs hold, in one
+// step when c is a mnemo.Conditional (both backends' collections are);
+// on another collection (a test's wrapper, say) it reads, then writes,
+// which another writer may come between. It returns the IDs written.
+func UpsertIf(ctx context.Context, c mnemo.Collection, cond func(exists bool, stored map[string]any) bool, recs ...mnemo.Record) ([]string, error) {
+	if cc, ok := c.(mnemo.Conditional); ok {
+		return cc.UpsertIf(ctx, cond, recs...)
+	}
+	var keep []mnemo.Record
+	for _, r := range recs {
+		old, ok, err := c.Get(ctx, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]any
+		if ok {
+			m = old.Metadata
+		}
+		if cond(ok, m) {
+			keep = append(keep, r)
+		}
+	}
+	if len(keep) == 0 {
+		return []string{}, nil
+	}
+	return c.Upsert(ctx, keep...)
+}
+
+// DeleteIf deletes those of ids whose stored metadata cond admits, in one
+// step when c is a mnemo.Conditional (see UpsertIf).
+func DeleteIf(ctx context.Context, c mnemo.Collection, cond func(stored map[string]any) bool, ids ...string) (int, error) {
+	if cc, ok := c.(mnemo.Conditional); ok {
+		return cc.DeleteIf(ctx, cond, ids...)
+	}
+	var keep []string
+	for _, id := range ids {
+		old, ok, err := c.Get(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if ok && cond(old.Metadata) {
+			keep = append(keep, id)
+		}
+	}
+	if len(keep) == 0 {
+		return 0, nil
+	}
+	return c.Delete(ctx, keep...)
 }
