@@ -410,7 +410,6 @@ func checkMeta(meta map[string]any) error {
 	return nil
 }
 
-
 // wrap maps engine input errors to this package's; the engine's sentinel
 // still matches too.
 func wrap(err error) error {

@@ -183,4 +183,3 @@ func (s *Sweeper) Stop() {
 	s.stop()
 	<-s.done
 }
-
