@@ -2,30 +2,12 @@ package chat
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mnemodb/mnemo/memory/internal/memtest"
 	"github.com/mnemodb/mnemo/memory/scope"
 )
-
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 func texts(r QueryResult) []string {
 	var out []string
@@ -87,7 +69,7 @@ func TestVectorScopes(t *testing.T) {
 // deletes them.
 func TestVectorExpiry(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)}
+	clock := memtest.NewClock(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 	v, err := NewVector(ctx, memtest.Store(t), &VectorOptions{K: 10, TTL: time.Hour, Clock: clock.Now, SweepEvery: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -15,24 +15,6 @@ import (
 	"github.com/mnemodb/mnemo/memory/scope"
 )
 
-// fakeClock is a settable clock for expiry tests.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 func newSemantic(t *testing.T, o SemanticOptions) *Semantic {
 	t.Helper()
 	if o.SweepEvery == 0 {
@@ -242,7 +224,7 @@ func TestSemanticDeleteByID(t *testing.T) {
 // change with the clock's time.
 func TestSemanticUpdateHistory(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)}
+	clock := memtest.NewClock(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 	s := newSemantic(t, SemanticOptions{Clock: clock.Now})
 	id, _ := s.Add(ctx, "Paul works at Google", map[string]any{"source": "chat"})
 	clock.Advance(time.Hour)
@@ -301,7 +283,7 @@ func TestSemanticUpdateHistory(t *testing.T) {
 // it, and the background sweep deletes it too.
 func TestSemanticExpiry(t *testing.T) {
 	ctx := context.Background()
-	clock := &fakeClock{t: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)}
+	clock := memtest.NewClock(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 	s := newSemantic(t, SemanticOptions{Clock: clock.Now, TTL: time.Hour})
 	short, _ := s.AddWith(ctx, "the parking ticket is in the glovebox", &AddOptions{TTL: time.Minute})
 	hour, _ := s.Add(ctx, "the meeting room is Lisbon 2", nil)

@@ -13,23 +13,6 @@ import (
 	"github.com/mnemodb/mnemo/memory/scope"
 )
 
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // TestScopesNeverCross is a model test: users store, replace and delete
 // entries in one pair of collections through handles of their own scope;
 // every read returns exactly the user's entries, and another user's
@@ -159,7 +142,7 @@ func TestWhereFilter(t *testing.T) {
 // and texts: expired ones are never returned, Stats counts them until
 // Sweep deletes them.
 func TestExpiry(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)}
+	clock := memtest.NewClock(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 	m, err := New(ctx, memtest.Store(t), &Options{TTL: time.Hour, Clock: clock.Now, SweepEvery: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +184,7 @@ func TestExpiry(t *testing.T) {
 // a sweep never deletes an entry stored again after it expired.
 func TestScopesRace(t *testing.T) {
 	db := memtest.Store(t)
-	clock := &fakeClock{t: time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)}
+	clock := memtest.NewClock(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 	open := func(user string) *Memory {
 		m, err := New(ctx, db, &Options{Name: "race", Scope: scope.Of("user", user), Clock: clock.Now, SweepEvery: -1})
 		if err != nil {
