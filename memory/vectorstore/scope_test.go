@@ -79,6 +79,10 @@ func TestScopes(t *testing.T) {
 	if got := ids(bob, nil); len(got) != 0 {
 		t.Fatalf("a raw record carried alice's document into bob's scope: %v", got)
 	}
+	// Documents without IDs get new ones in a scoped Store too.
+	if ids, err := alice.Add(ctx, []Doc{{Text: "an invoice without an id"}}); err != nil || len(ids) != 1 || ids[0] == "" {
+		t.Fatalf("a scoped Add without an ID: %v, %v", ids, err)
+	}
 	if _, err := all.WithScope(scope.Scope{"bad name": "x"}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("a bad scope: %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/memory/embed"
 	"github.com/mnemodb/mnemo/memory/internal/textvec"
@@ -287,10 +289,14 @@ func (s *Store) Upsert(ctx context.Context, recs ...mnemo.Record) ([]string, err
 }
 
 // stamp returns copies of recs carrying s's scope, over any scope keys
-// of their own.
+// of their own, each with an ID (a new UUID where it had none: a
+// conditional write needs them).
 func (s *Store) stamp(recs []mnemo.Record) []mnemo.Record {
 	out := make([]mnemo.Record, len(recs))
 	for i, r := range recs {
+		if r.ID == "" {
+			r.ID = uuid.NewString()
+		}
 		meta := make(map[string]any, len(r.Metadata)+len(s.scope))
 		for k, v := range r.Metadata {
 			if !strings.HasPrefix(k, scope.Prefix) {
