@@ -62,7 +62,8 @@ type VectorOptions struct {
 	// Threshold, when set (as new(float32(x))), drops results scoring
 	// below it. NaN and infinities are ErrInvalid.
 	Threshold *float32
-	// Embedder; default embed.NewHashing(0).
+	// Embedder; nil means the offline hashing embedder, which matches
+	// words, not meaning (to choose it: e, err := embed.NewHashing(0)).
 	Embedder embed.Embedder
 	// Mode is how queries retrieve: mnemo.ModeHybrid (the default when
 	// empty: words and embedding fused), mnemo.ModeVector or

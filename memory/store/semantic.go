@@ -69,7 +69,8 @@ var _ Store = (*Semantic)(nil)
 type SemanticOptions struct {
 	// Collection name; default "memories".
 	Collection string
-	// Embedder; default embed.NewHashing(0).
+	// Embedder; nil means the offline hashing embedder, which matches
+	// words, not meaning (to choose it: e, err := embed.NewHashing(0)).
 	Embedder embed.Embedder
 	// MaxDistance, when set (as new(float32(d))), is the cosine-distance
 	// cutoff of Search, in [0, 2]: facts farther than it are dropped.

@@ -207,7 +207,8 @@ func NewEntryID() string { return uuid.NewString() }
 type Options struct {
 	// Name prefixes the two collections; default "toolmem".
 	Name string
-	// Embedder; default embed.NewHashing(0).
+	// Embedder; nil means the offline hashing embedder, which matches
+	// words, not meaning (to choose it: e, err := embed.NewHashing(0)).
 	Embedder embed.Embedder
 	// Mode is how searches retrieve: mnemo.ModeHybrid (the default when
 	// empty: words and embedding fused), mnemo.ModeVector or
