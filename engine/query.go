@@ -114,9 +114,10 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 	defer c.mu.RUnlock()
 	var hits []mnemo.Hit
 	var plan Plan
+	cand := c.candidates(q.Filter) // once, for both sides of a hybrid query
 	switch mode {
 	case mnemo.ModeVector:
-		res, p, err := c.search(q)
+		res, p, err := c.search(q, cand)
 		if err != nil {
 			return nil, nil, nil, "", err
 		}
@@ -135,7 +136,7 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 		if q.Spread != nil {
 			k = max(k, mnemo.SpreadDepth)
 		}
-		res := c.searchText(q, k)
+		res := c.searchText(q, k, cand)
 		hits = make([]mnemo.Hit, len(res))
 		for i, r := range res {
 			hits[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Score: r.Score, TextRank: i + 1, TextScore: r.Score}
@@ -149,7 +150,7 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 		}
 	case mnemo.ModeHybrid:
 		var err error
-		if hits, plan, err = c.hybrid(q); err != nil {
+		if hits, plan, err = c.hybrid(q, cand); err != nil {
 			return nil, nil, nil, "", err
 		}
 	}
@@ -164,23 +165,38 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 	return hits, recs, onDisk, plan, nil
 }
 
+// admittedKeys is what a query's filter admits when it is selective
+// enough to list (see admitted): found once per query, for both sides.
+type admittedKeys struct {
+	keys []uint64 // a superset of the admitted keys; nil with ok: none
+	ok   bool     // the filter is that selective (false without one)
+}
+
+// candidates finds what f admits when that is at most exactLimit keys.
+// The caller holds c.mu.
+func (c *Collection) candidates(f *mnemo.Filter) admittedKeys {
+	if f.IsEmpty() {
+		return admittedKeys{}
+	}
+	keys, ok := c.admitted(f, exactLimit(len(c.ids)))
+	return admittedKeys{keys, ok}
+}
+
 // searchText runs the text side for k candidates, equal scores ordered
-// by ID. The caller holds c.mu.
-func (c *Collection) searchText(q mnemo.Query, k int) []bm25.Result {
+// by ID; a selective filter's candidates (cand) are scored alone. The
+// caller holds c.mu.
+func (c *Collection) searchText(q mnemo.Query, k int, cand admittedKeys) []bm25.Result {
 	p := *c.cfg.Text.BM25
 	if q.BM25 != nil {
 		p = *q.BM25
 	}
 	var admit func(uint64) bool
-	var keys []uint64 // a selective filter's candidates: scored alone
 	if !q.Filter.IsEmpty() {
 		admit = func(key uint64) bool { return q.Filter.Match(c.meta[key]) }
-		if cand, ok := c.admitted(q.Filter, exactLimit(len(c.ids))); ok {
-			keys = cand
-			if keys == nil {
-				return nil // the filter admits nothing
-			}
-		}
+	}
+	keys := cand.keys
+	if cand.ok && keys == nil {
+		return nil // the filter admits nothing
 	}
 	// As searchTies: the full-text index orders a tie by key.
 	terms := analysis.Terms(q.Text)
@@ -234,15 +250,15 @@ func (c *Collection) fillDistances(vec []float32, hits []mnemo.Hit) error {
 }
 
 // hybrid runs both sides and fuses them. The caller holds c.mu.
-func (c *Collection) hybrid(q mnemo.Query) ([]mnemo.Hit, Plan, error) {
+func (c *Collection) hybrid(q mnemo.Query, cand admittedKeys) ([]mnemo.Hit, Plan, error) {
 	depth := mnemo.FusionDepth(q.Fusion, q.K)
 	vq := q
 	vq.K = depth
-	vres, plan, err := c.search(vq)
+	vres, plan, err := c.search(vq, cand)
 	if err != nil {
 		return nil, "", err
 	}
-	tres := c.searchText(q, depth)
+	tres := c.searchText(q, depth, cand)
 	byKey := make(map[uint64]int, len(vres)+len(tres))
 	hits := make([]mnemo.Hit, 0, len(vres)+len(tres))
 	for i, r := range vres {
@@ -408,8 +424,9 @@ func (c *Collection) readMany(recs []mnemo.Record, onDisk []bool, withVectors bo
 // (docs/performance-notes.md).
 func exactLimit(n int) int { return max(256, int(math.Sqrt(200*float64(n)))) }
 
-// search runs the index search. The caller holds c.mu.
-func (c *Collection) search(q mnemo.Query) ([]index.Result, Plan, error) {
+// search runs the index search, over a selective filter's candidates
+// (cand) when it has them. The caller holds c.mu.
+func (c *Collection) search(q mnemo.Query, cand admittedKeys) ([]index.Result, Plan, error) {
 	n := len(c.ids)
 	opts := &index.SearchOptions{Ef: q.Ef}
 	plan := PlanGraph
@@ -417,8 +434,8 @@ func (c *Collection) search(q mnemo.Query) ([]index.Result, Plan, error) {
 		match := func(key uint64) bool { return q.Filter.Match(c.meta[key]) }
 		opts.Filter = match
 		plan = PlanFilteredGraph
-		if keys, ok := c.admitted(q.Filter, exactLimit(n)); ok {
-			opts.Keys, plan = keys, PlanExact
+		if cand.ok {
+			opts.Keys, plan = cand.keys, PlanExact
 		}
 	}
 	if opts.Keys == nil && (q.Exact || q.Ef == 0 && exactPlan(n, c.cfg.Dimension)) {
