@@ -58,9 +58,18 @@ type Unwrapper interface {
 // Lock that does nothing: then nothing keeps two handles from taking the
 // same name.
 func TryLock(ctx context.Context, s Store, name string) (Lock, error) {
+	if l, ok := unwrapTo[Locker](s); ok {
+		return l.TryLock(ctx, name)
+	}
+	return noLock{}, nil
+}
+
+// unwrapTo returns s, or the first Store s wraps (Unwrapper, at any
+// depth), that implements T.
+func unwrapTo[T any](s Store) (T, bool) {
 	for s != nil {
-		if l, ok := s.(Locker); ok {
-			return l.TryLock(ctx, name)
+		if t, ok := s.(T); ok {
+			return t, true
 		}
 		u, ok := s.(Unwrapper)
 		if !ok {
@@ -68,7 +77,8 @@ func TryLock(ctx context.Context, s Store, name string) (Lock, error) {
 		}
 		s = u.Unwrap()
 	}
-	return noLock{}, nil
+	var zero T
+	return zero, false
 }
 
 type noLock struct{}

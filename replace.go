@@ -26,18 +26,16 @@ type Replacer interface {
 // atomically (it is not a Replacer).
 var ErrNoReplace = errors.New("mnemo: the store cannot replace a collection atomically")
 
+// ReplacerOf returns the Replacer s is, or wraps (Unwrapper); ok is
+// false when it neither is nor wraps one.
+func ReplacerOf(s Store) (r Replacer, ok bool) { return unwrapTo[Replacer](s) }
+
 // ReplaceCollection replaces name with with in s when s is a Replacer, or
 // wraps one (Unwrapper); otherwise it fails with ErrNoReplace.
 func ReplaceCollection(ctx context.Context, s Store, name, with string, final func(ctx context.Context, old, new Collection) error) error {
-	for s != nil {
-		if r, ok := s.(Replacer); ok {
-			return r.ReplaceCollection(ctx, name, with, final)
-		}
-		u, ok := s.(Unwrapper)
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
+	r, ok := ReplacerOf(s)
+	if !ok {
+		return fmt.Errorf("%w: %T", ErrNoReplace, s)
 	}
-	return fmt.Errorf("%w: %T", ErrNoReplace, s)
+	return r.ReplaceCollection(ctx, name, with, final)
 }

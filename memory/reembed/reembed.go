@@ -117,8 +117,8 @@ func Collection(ctx context.Context, db mnemo.Store, name string, e embed.Embedd
 		n, err := src.Count(ctx)
 		return Result{Records: n, Done: true}, err
 	}
-	if err := checkReplacer(db); err != nil {
-		return Result{}, err
+	if _, ok := mnemo.ReplacerOf(db); !ok { // before anything is embedded
+		return Result{}, fmt.Errorf("%w: %T", mnemo.ErrNoReplace, db)
 	}
 	dst, err := stagingCollection(ctx, db, staging, src.Config(), e)
 	if err != nil {
@@ -144,22 +144,6 @@ func Collection(ctx context.Context, db mnemo.Store, name string, e embed.Embedd
 	res := r.result()
 	res.Records, err = dst.Count(ctx)
 	return res, err
-}
-
-// checkReplacer fails with mnemo.ErrNoReplace, before anything is
-// embedded, when db cannot switch collections atomically.
-func checkReplacer(db mnemo.Store) error {
-	for s := db; s != nil; {
-		if _, ok := s.(mnemo.Replacer); ok {
-			return nil
-		}
-		u, ok := s.(mnemo.Unwrapper)
-		if !ok {
-			break
-		}
-		s = u.Unwrap()
-	}
-	return fmt.Errorf("%w: %T", mnemo.ErrNoReplace, db)
 }
 
 // ErrNotStaging reports a collection under the staging name that no
