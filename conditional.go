@@ -1,6 +1,9 @@
 package mnemo
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Conditional is implemented by collections that can check what an ID
 // holds and write it in one step, with no other write to that ID in
@@ -21,4 +24,15 @@ type Conditional interface {
 	// DeleteIf deletes those of ids that exist and whose stored metadata
 	// cond admits, and returns how many it deleted.
 	DeleteIf(ctx context.Context, cond func(stored map[string]any) bool, ids ...string) (int, error)
+}
+
+// CheckUpsertIf reports a record UpsertIf cannot take (one without an ID,
+// ErrInvalidRecord), so that every backend refuses the same.
+func CheckUpsertIf(records []Record) error {
+	for i, r := range records {
+		if r.ID == "" {
+			return fmt.Errorf("%w: record %d: UpsertIf needs an ID", ErrInvalidRecord, i)
+		}
+	}
+	return nil
 }

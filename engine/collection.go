@@ -134,10 +134,8 @@ func (c *Collection) Upsert(ctx context.Context, records ...mnemo.Record) ([]str
 // which cond, given what their ID holds while the write holds the ID,
 // returns true.
 func (c *Collection) UpsertIf(ctx context.Context, cond func(exists bool, stored map[string]any) bool, records ...mnemo.Record) ([]string, error) {
-	for i, r := range records {
-		if r.ID == "" {
-			return nil, fmt.Errorf("%w: record %d: UpsertIf needs an ID", mnemo.ErrInvalidRecord, i)
-		}
+	if err := mnemo.CheckUpsertIf(records); err != nil {
+		return nil, err
 	}
 	if cond == nil {
 		cond = func(bool, map[string]any) bool { return true }

@@ -71,10 +71,8 @@ var _ mnemo.Conditional = (*Collection)(nil)
 // the records' IDs locked, it reads what they hold and writes those cond
 // admits.
 func (c *Collection) UpsertIf(ctx context.Context, cond func(exists bool, stored map[string]any) bool, records ...mnemo.Record) ([]string, error) {
-	for i, r := range records {
-		if r.ID == "" {
-			return nil, fmt.Errorf("%w: record %d: UpsertIf needs an ID", mnemo.ErrInvalidRecord, i)
-		}
+	if err := mnemo.CheckUpsertIf(records); err != nil {
+		return nil, err
 	}
 	if cond == nil {
 		cond = func(bool, map[string]any) bool { return true }
