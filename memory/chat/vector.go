@@ -102,7 +102,7 @@ type VectorOptions struct {
 
 // DefaultSweepEvery is how often a VectorMemory deletes expired contents
 // in the background by default.
-const DefaultSweepEvery = 10 * time.Minute
+const DefaultSweepEvery = item.DefaultSweepEvery
 
 // MaxMetadataDepth is how deeply a Content's Metadata may nest objects and
 // arrays in a VectorMemory: one level less than the database allows in a
@@ -176,13 +176,7 @@ func NewVector(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*Vecto
 	if v.c, err = space.Bind(ctx, db, v.name, KindVector); err != nil {
 		return nil, err
 	}
-	if o.SweepEvery == 0 {
-		o.SweepEvery = DefaultSweepEvery
-	}
-	v.sweeper = item.StartSweeper(o.SweepEvery, func(ctx context.Context) error {
-		_, err := v.Sweep(ctx)
-		return err
-	})
+	v.sweeper = item.StartSweeper(o.SweepEvery, v.Sweep)
 	return v, nil
 }
 

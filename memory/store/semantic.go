@@ -113,7 +113,7 @@ type SemanticOptions struct {
 
 // DefaultSweepEvery is how often a Semantic store deletes expired facts
 // in the background by default.
-const DefaultSweepEvery = 10 * time.Minute
+const DefaultSweepEvery = item.DefaultSweepEvery
 
 // OpenSemantic opens (or creates) a fact store in its own database in dir;
 // an empty dir means in memory only. Close closes the database.
@@ -172,13 +172,7 @@ func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*S
 		return nil, err
 	}
 	sm := &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance, r: r, pol: pol}
-	if o.SweepEvery == 0 {
-		o.SweepEvery = DefaultSweepEvery
-	}
-	sm.sweeper = item.StartSweeper(o.SweepEvery, func(ctx context.Context) error {
-		_, err := sm.Sweep(ctx)
-		return err
-	})
+	sm.sweeper = item.StartSweeper(o.SweepEvery, sm.Sweep)
 	return sm, nil
 }
 

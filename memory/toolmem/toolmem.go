@@ -248,7 +248,7 @@ type Options struct {
 
 // DefaultSweepEvery is how often a Memory deletes expired entries in the
 // background by default.
-const DefaultSweepEvery = 10 * time.Minute
+const DefaultSweepEvery = item.DefaultSweepEvery
 
 // Memory is a tool-usage and text memory. It is safe for concurrent use by
 // multiple goroutines.
@@ -303,13 +303,7 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Memory, error) {
 	if m.texts, err = space.Bind(ctx, db, o.Name+".texts", KindTexts); err != nil {
 		return nil, err
 	}
-	if o.SweepEvery == 0 {
-		o.SweepEvery = DefaultSweepEvery
-	}
-	m.sweeper = item.StartSweeper(o.SweepEvery, func(ctx context.Context) error {
-		_, err := m.Sweep(ctx)
-		return err
-	})
+	m.sweeper = item.StartSweeper(o.SweepEvery, m.Sweep)
 	return m, nil
 }
 

@@ -150,11 +150,18 @@ type Sweeper struct {
 	done chan struct{}
 }
 
-// StartSweeper calls fn every interval until Stop; an interval <= 0
-// starts nothing (a nil Sweeper, whose Stop does nothing). What fn
+// DefaultSweepEvery is the adapters' default SweepEvery.
+const DefaultSweepEvery = 10 * time.Minute
+
+// StartSweeper calls sweep every interval until Stop, the adapters'
+// SweepEvery option: 0 means DefaultSweepEvery, a negative interval
+// starts nothing (a nil Sweeper, whose Stop does nothing). What sweep
 // returns is dropped: it runs again at the next tick.
-func StartSweeper(every time.Duration, fn func(context.Context) error) *Sweeper {
-	if every <= 0 {
+func StartSweeper(every time.Duration, sweep func(context.Context) (int, error)) *Sweeper {
+	if every == 0 {
+		every = DefaultSweepEvery
+	}
+	if every < 0 {
 		return nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -168,7 +175,7 @@ func StartSweeper(every time.Duration, fn func(context.Context) error) *Sweeper 
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				fn(ctx)
+				sweep(ctx)
 			}
 		}
 	}()
