@@ -81,6 +81,25 @@ type Spread struct {
 	Window int
 }
 
+// The metadata fields in which the memory adapters and the command line
+// keep a memory's conversation (its group: a session within a scope) and
+// its place in it, and the neighbour spreading they query with by
+// default (DefaultSpread), chosen by measurement on conversations.
+const (
+	GroupField          = "mnemo.group"
+	PositionField       = "mnemo.pos"
+	DefaultSpreadWeight = 0.5
+	DefaultSpreadWindow = 2
+)
+
+// DefaultSpread returns the neighbour spreading the memory adapters and
+// the command line use by default: over GroupField and PositionField,
+// DefaultSpreadWeight of a match's score to the DefaultSpreadWindow
+// memories on each side of it in its conversation.
+func DefaultSpread() *Spread {
+	return &Spread{Group: GroupField, Position: PositionField, Weight: DefaultSpreadWeight, Window: DefaultSpreadWindow}
+}
+
 // SpreadDepth is how many candidates a text query with Spread scores
 // before it spreads their scores (a hybrid query spreads over its fused
 // candidates).
