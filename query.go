@@ -56,28 +56,36 @@ type Query struct {
 // Spread passes part of each candidate's score to the records next to it
 // in its sequence, such as the turns before and after a turn of a
 // conversation: an answer often sits beside the turn that shares the
-// question's words. A candidate at position p of group g adds Weight times
-// its score to the records of group g at positions p-Window..p+Window
-// (other than p) that the filter admits, found or not by the query; the
-// hits are then ranked by the new scores. Records without both fields
-// neither give nor take. Neighbours the query had not found join the hits
-// after its candidates, in ID order, so that equal scores among them are
-// ranked by ID on every backend. A text query with a vector and
+// question's words. A candidate at position p of group g adds Weight
+// times its score to its neighbours: of the other records of group g
+// that the filter admits, found or not by the query, the Window with the
+// largest positions below p and the Window with the smallest above p;
+// records at equal positions count in ID order, and records at p itself
+// are not neighbours. Neighbours are counted in records, not positions,
+// so a group's positions may have gaps (several conversations numbered
+// from one sequence, deleted records, times): only their order counts.
+// The hits are then ranked by the new scores. Records without both
+// fields neither give nor take. Neighbours the query had not found join
+// the hits after its candidates, in ID order, so that equal scores among
+// them are ranked by ID on every backend. A text query with a vector and
 // MinSimilarity drops the hits under it before K cuts the ranking.
 // Spread is plain data, safe to read from several goroutines while no one
 // changes it.
 type Spread struct {
 	// Group is the metadata field whose equal values form one sequence
 	// (a session id, say); empty means the whole collection is one.
+	// Values compare as filters compare them: 1, "1" and true are three
+	// groups.
 	Group string
 	// Position is the metadata field holding a record's position in its
-	// sequence, an integer. Positions are compared as float64: past 2^53,
-	// where float64 skips integers, p+d counts only when float64 holds it.
+	// sequence, an integer (a turn number, a time in milliseconds).
+	// Positions are compared as float64: past 2^53, where float64 skips
+	// integers, two positions float64 rounds together are equal.
 	Position string
 	// Weight is the share of a candidate's score each neighbour gets, in
 	// (0, 1].
 	Weight float64
-	// Window is how many positions on each side count; zero means 1.
+	// Window is how many records on each side count; zero means 1.
 	Window int
 }
 

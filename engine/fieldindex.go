@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/mnemodb/mnemo"
+import (
+	"sync"
+
+	"github.com/mnemodb/mnemo"
+)
 
 // fieldIndex is an in-memory index of scalar metadata values to record
 // keys (field -> value -> keys), kept so that the query planner can find
@@ -8,15 +12,80 @@ import "github.com/mnemodb/mnemo"
 // posting sets, $and to its smallest resolvable part, $or to the union of
 // its parts when all resolve. It is not persisted; Open rebuilds it from
 // the records. The collection's lock protects it.
+//
+// It also keeps the groups that neighbour spreading read in position
+// order, until a write touches them: a write of a record drops the
+// orders of every group its old and new metadata name, and every order
+// of a whole collection.
 type fieldIndex struct {
 	m map[string]map[any]map[uint64]struct{} // field -> canonical value -> keys
+
+	// ordersMu protects orders and whole, which queries fill under the
+	// collection's read lock; writes, under its write lock, drop them.
+	ordersMu sync.Mutex
+	orders   map[string]map[any]map[string][]placed // group field -> value -> position field -> order
+	whole    map[string][]placed                    // position field -> the whole collection's order
 }
 
 func newFieldIndex() *fieldIndex {
-	return &fieldIndex{m: make(map[string]map[any]map[uint64]struct{})}
+	return &fieldIndex{m: make(map[string]map[any]map[uint64]struct{}), orders: make(map[string]map[any]map[string][]placed), whole: make(map[string][]placed)}
+}
+
+// forget drops the orders a write of a record with meta may change.
+func (p *fieldIndex) forget(meta map[string]any) {
+	p.ordersMu.Lock()
+	defer p.ordersMu.Unlock()
+	clear(p.whole)
+	if len(p.orders) == 0 {
+		return
+	}
+	for f, raw := range meta {
+		if vals := p.orders[f]; vals != nil {
+			if v, ok := mnemo.FilterValue(raw); ok {
+				delete(vals, v)
+			}
+		}
+	}
+}
+
+// order returns the order of the records whose field group equals value
+// (group "": the whole collection), by the position field pos, as kept
+// since the last write that changed it, or builds it with build and
+// keeps it.
+func (p *fieldIndex) order(group string, value any, pos string, build func() []placed) []placed {
+	p.ordersMu.Lock()
+	var list []placed
+	ok := false
+	if group == "" {
+		list, ok = p.whole[pos]
+	} else {
+		list, ok = p.orders[group][value][pos]
+	}
+	p.ordersMu.Unlock()
+	if ok {
+		return list
+	}
+	list = build()
+	p.ordersMu.Lock()
+	defer p.ordersMu.Unlock()
+	if group == "" {
+		p.whole[pos] = list
+		return list
+	}
+	vals := p.orders[group]
+	if vals == nil {
+		vals = make(map[any]map[string][]placed)
+		p.orders[group] = vals
+	}
+	if vals[value] == nil {
+		vals[value] = make(map[string][]placed)
+	}
+	vals[value][pos] = list
+	return list
 }
 
 func (p *fieldIndex) add(key uint64, meta map[string]any) {
+	p.forget(meta)
 	for f, raw := range meta {
 		v, ok := mnemo.FilterValue(raw)
 		if !ok {
@@ -37,6 +106,7 @@ func (p *fieldIndex) add(key uint64, meta map[string]any) {
 }
 
 func (p *fieldIndex) remove(key uint64, meta map[string]any) {
+	p.forget(meta)
 	for f, raw := range meta {
 		v, ok := mnemo.FilterValue(raw)
 		if !ok {

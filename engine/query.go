@@ -311,65 +311,6 @@ func (c *Collection) finish(q mnemo.Query, hits []mnemo.Hit) ([]mnemo.Hit, error
 	return out, nil
 }
 
-// spread applies q.Spread to hits (scored, any order): each adds its
-// share to its neighbours, which join the hits, after them and in ID
-// order, when they were not among them. The caller holds c.mu and sorts
-// the result.
-func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit) []mnemo.Hit {
-	nb := q.Spread
-	w := max(nb.Window, 1)
-	found := len(hits)
-	byKey := make(map[uint64]int, len(hits))
-	base := make([]float64, len(hits))
-	for i, h := range hits {
-		byKey[c.ids[h.Record.ID]] = i
-		base[i] = h.Score
-	}
-	groups, positions := c.fields.m[nb.Group], c.fields.m[nb.Position]
-	for i := range base {
-		g, p, ok := nb.Place(c.meta[c.ids[hits[i].Record.ID]])
-		if !ok {
-			continue
-		}
-		var group map[uint64]struct{}
-		if nb.Group != "" {
-			if group = groups[g]; group == nil {
-				continue
-			}
-		}
-		for d := -w; d <= w; d++ {
-			// Past 2^53 not every integer is a float64: p+d may round
-			// to p itself or to another offset's position, which counts
-			// once, at its own offset.
-			at := p + float64(d)
-			if d == 0 || at-p != float64(d) {
-				continue
-			}
-			small, large := positions[at], group
-			if large != nil && len(small) > len(large) {
-				small, large = large, small
-			}
-			for key := range small {
-				if _, ok := large[key]; large != nil && !ok {
-					continue
-				}
-				j, seen := byKey[key]
-				if !seen {
-					if !q.Filter.IsEmpty() && !q.Filter.Match(c.meta[key]) {
-						continue
-					}
-					j = len(hits)
-					byKey[key] = j
-					hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[key]}})
-				}
-				hits[j].Score += nb.Weight * base[i]
-			}
-		}
-	}
-	slices.SortFunc(hits[found:], func(a, b mnemo.Hit) int { return strings.Compare(a.Record.ID, b.Record.ID) })
-	return hits
-}
-
 // readMany completes hits from Pebble through one iterator, seeking in ID
 // order: the vectors when withVectors is set, and the contents not kept in
 // memory (onDisk). A record deleted since the search comes back with an

@@ -1,0 +1,219 @@
+package engine
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/mnemodb/mnemo"
+)
+
+// spread applies q.Spread to hits (scored, any order): each candidate
+// adds its share to its neighbours, the Window records of its group
+// nearest below its position and the Window nearest above (ties in
+// position by ID), which join the hits, after them and in ID order, when
+// they were not among them. The caller holds c.mu and sorts the result.
+//
+// Neighbours are found by walking the positions next to a candidate's
+// through the field index, which costs a few map reads when positions
+// are dense, as the adapters' are; a candidate whose neighbours the walk
+// does not reach in walkSteps positions (many groups interleaved, or
+// sparse positions such as times, or the first and last records of a
+// group) reads its group in position order: sorted once, then kept by
+// the field index until a write changes the group.
+func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit) []mnemo.Hit {
+	s := spreader{c: c, nb: q.Spread, filter: q.Filter, w: max(q.Spread.Window, 1), sorted: map[any][]placed{}}
+	s.positions = c.fields.m[s.nb.Position]
+	if s.nb.Group != "" {
+		s.groups = c.fields.m[s.nb.Group]
+	}
+	found := len(hits)
+	byKey := make(map[uint64]int, len(hits))
+	base := make([]float64, len(hits))
+	for i, h := range hits {
+		byKey[c.ids[h.Record.ID]] = i
+		base[i] = h.Score
+	}
+	var near []uint64
+	for i := range base {
+		key := c.ids[hits[i].Record.ID]
+		g, p, ok := s.nb.Place(c.meta[key])
+		if !ok {
+			continue
+		}
+		var members map[uint64]struct{}
+		if s.nb.Group != "" {
+			if members = s.groups[g]; members == nil {
+				continue
+			}
+		}
+		near = s.neighbours(near[:0], key, g, p, members)
+		for _, n := range near {
+			j, seen := byKey[n]
+			if !seen {
+				j = len(hits)
+				byKey[n] = j
+				hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[n]}})
+			}
+			hits[j].Score += s.nb.Weight * base[i]
+		}
+	}
+	slices.SortFunc(hits[found:], func(a, b mnemo.Hit) int { return strings.Compare(a.Record.ID, b.Record.ID) })
+	return hits
+}
+
+// walkSteps is how many positions on each side of a candidate spread
+// walks before it reads the candidate's group in order instead; a group
+// of at most walkSteps records is read in order at once.
+const walkSteps = 32
+
+// walkLimit bounds the positions spread walks: past it float64 does not
+// hold every integer, and p+d may not be a position of its own.
+const walkLimit = 1 << 52
+
+// placed is a record of a group with its position, for a group read in
+// position order.
+type placed struct {
+	pos float64
+	id  string
+	key uint64
+}
+
+// spreader finds the neighbours of one query's candidates.
+type spreader struct {
+	c         *Collection
+	nb        *mnemo.Spread
+	filter    *mnemo.Filter
+	w         int
+	positions map[any]map[uint64]struct{} // position -> keys
+	groups    map[any]map[uint64]struct{} // group -> keys; nil without Group
+	sorted    map[any][]placed            // groups read in order, by group
+}
+
+// neighbours appends to out the neighbours of the candidate key at
+// position p of group g (members: the group's keys; nil when the whole
+// collection is one group): the w admitted records nearest below p and
+// the w nearest above, nearer first, equal positions in ID order.
+func (s *spreader) neighbours(out []uint64, key uint64, g any, p float64, members map[uint64]struct{}) []uint64 {
+	if math.Abs(p) < walkLimit && (members == nil || len(members) > walkSteps) {
+		below, okBelow := s.walk(out, key, p, -1, members)
+		if okBelow {
+			if all, ok := s.walk(below, key, p, 1, members); ok {
+				return all
+			}
+		}
+	}
+	return s.inOrder(out, key, g, p, members)
+}
+
+// walk appends the w admitted members nearest p on one side (dir -1 or
+// 1) by reading positions p+dir, p+2*dir, ...; ok is false when
+// walkSteps positions did not hold w of them (out is then unchanged).
+func (s *spreader) walk(out []uint64, key uint64, p float64, dir int, members map[uint64]struct{}) ([]uint64, bool) {
+	start, n := len(out), 0
+	for d := 1; d <= walkSteps; d++ {
+		at := p + float64(dir*d)
+		from := len(out)
+		for k := range s.positions[at] {
+			if k == key || !s.admits(k, members) {
+				continue
+			}
+			out = append(out, k)
+		}
+		if len(out) == from {
+			continue
+		}
+		slices.SortFunc(out[from:], func(a, b uint64) int { return strings.Compare(s.c.keys[a], s.c.keys[b]) })
+		n += len(out) - from
+		if n >= s.w {
+			return out[:start+s.w], true
+		}
+	}
+	return out[:start], false
+}
+
+// admits reports whether k is a member (any record with a position when
+// members is nil) that the query's filter admits.
+func (s *spreader) admits(k uint64, members map[uint64]struct{}) bool {
+	if members != nil {
+		if _, ok := members[k]; !ok {
+			return false
+		}
+	}
+	return s.filter.IsEmpty() || s.filter.Match(s.c.meta[k])
+}
+
+// inOrder appends the neighbours of key (at p in group g) found in the
+// group read in position order.
+func (s *spreader) inOrder(out []uint64, key uint64, g any, p float64, members map[uint64]struct{}) []uint64 {
+	list := s.order(g, members)
+	i, _ := slices.BinarySearchFunc(list, p, func(e placed, p float64) int { return cmp.Compare(e.pos, p) })
+	// Below: runs of equal positions from the nearest down, each in ID
+	// order.
+	n := 0
+	for hi := i; hi > 0 && n < s.w; {
+		lo := hi - 1
+		for lo > 0 && list[lo-1].pos == list[hi-1].pos {
+			lo--
+		}
+		for _, e := range list[lo:hi] {
+			if n < s.w && e.key != key && s.admits(e.key, nil) {
+				out = append(out, e.key)
+				n++
+			}
+		}
+		hi = lo
+	}
+	j := i
+	for j < len(list) && list[j].pos == p {
+		j++
+	}
+	n = 0
+	for _, e := range list[j:] {
+		if n == s.w {
+			break
+		}
+		if e.key != key && s.admits(e.key, nil) {
+			out = append(out, e.key)
+			n++
+		}
+	}
+	return out
+}
+
+// order returns group g's placed records sorted by position, then ID,
+// as the field index keeps them between writes.
+func (s *spreader) order(g any, members map[uint64]struct{}) []placed {
+	if list, ok := s.sorted[g]; ok {
+		return list
+	}
+	list := s.c.fields.order(s.nb.Group, g, s.nb.Position, func() []placed {
+		var list []placed
+		add := func(k uint64) {
+			if _, p, ok := s.nb.Place(s.c.meta[k]); ok {
+				list = append(list, placed{p, s.c.keys[k], k})
+			}
+		}
+		if members != nil {
+			for k := range members {
+				add(k)
+			}
+		} else {
+			for _, keys := range s.positions {
+				for k := range keys {
+					add(k)
+				}
+			}
+		}
+		slices.SortFunc(list, func(a, b placed) int {
+			if d := cmp.Compare(a.pos, b.pos); d != 0 {
+				return d
+			}
+			return strings.Compare(a.id, b.id)
+		})
+		return list
+	})
+	s.sorted[g] = list
+	return list
+}
