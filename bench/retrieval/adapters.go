@@ -39,7 +39,8 @@ func ToolmemTexts(ctx context.Context, turns []Turn) (Index, error) {
 	return ix, nil
 }
 
-// SemanticFacts stores turns with store.Semantic's Add and asks SearchHits.
+// SemanticFacts stores turns with store.Semantic's AddWith, each with its
+// conversation as its session, and asks SearchHits.
 func SemanticFacts(ctx context.Context, turns []Turn) (Index, error) {
 	s, err := store.OpenSemantic("", nil)
 	if err != nil {
@@ -47,7 +48,7 @@ func SemanticFacts(ctx context.Context, turns []Turn) (Index, error) {
 	}
 	ix := &adapterIndex{close: s.Close, ids: map[string]string{}}
 	for _, t := range turns {
-		id, err := s.Add(ctx, SpeakerText(t), nil)
+		id, err := s.AddWith(ctx, SpeakerText(t), &store.AddOptions{Session: t.Conv})
 		if err != nil {
 			s.Close()
 			return nil, err
@@ -109,9 +110,9 @@ func SemanticDocs(ctx context.Context, ids, docs []string) (Index, error) {
 	return semanticDocs(ctx, ids, docs, nil)
 }
 
-// SemanticDocsNoSpread is SemanticDocs with score spreading off:
-// Cranfield's documents come in an order where neighbours often share a
-// topic, which a real document collection does not promise.
+// SemanticDocsNoSpread is SemanticDocs with score spreading off. Facts
+// stored without a session do not spread anyway; the row shows that the
+// default is the same.
 func SemanticDocsNoSpread(ctx context.Context, ids, docs []string) (Index, error) {
 	return semanticDocs(ctx, ids, docs, &store.SemanticOptions{Spread: new(float32(0))})
 }

@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -160,5 +161,75 @@ func TestEngineMatchesReference(t *testing.T) {
 	}
 	if differ > 2 {
 		t.Fatalf("%d questions rank differently", differ)
+	}
+}
+
+// BenchmarkLayouts measures the memory adapters' default path with
+// neighbour spreading on and off in every layout (Layouts) on LoCoMo;
+// -v prints the table:
+//
+//	go test -run '^$' -bench Layouts -benchtime 1x -v ./bench/retrieval/
+//
+// MNEMO_BENCH_EMBEDDER chooses the embedder (see Embedder).
+func BenchmarkLayouts(b *testing.B) {
+	l := loadLoCoMo(b)
+	var sb strings.Builder
+	sb.WriteString("| layout | adapter | default | spreading off |\n|---|---|---|---|\n")
+	for _, layout := range Layouts() {
+		for _, a := range Adapters() {
+			var on, off LoCoMoReport
+			b.Run(layout.Name+"/"+a.Name, func(b *testing.B) {
+				for b.Loop() {
+					var err error
+					if on, err = EvaluateLayout(context.Background(), l, layout, a, true); err != nil {
+						b.Fatal(err)
+					}
+					if off, err = EvaluateLayout(context.Background(), l, layout, a, false); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(on.Overall.Recall10, "recall@10")
+				b.ReportMetric(off.Overall.Recall10, "off-recall@10")
+			})
+			fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", layout.Name, a.Name, f3(on.Overall.Recall10), f3(off.Overall.Recall10))
+		}
+	}
+	b.Log("\n" + sb.String())
+}
+
+// TestSpreadingNeverHurts: on two LoCoMo conversations, in every layout
+// where the memories carry their structure (a session, and positions
+// when they are stored out of order), the fact store's default path
+// (neighbour spreading on) finds at least as much evidence as with
+// spreading off, and clearly more when the conversation is in order.
+func TestSpreadingNeverHurts(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a ranking test; slow under the race detector")
+	}
+	l := loadLoCoMo(t)
+	l.Convs = l.Convs[:2]
+	a := Adapters()[0]
+	for _, layout := range Layouts() {
+		if !layout.Sessions && !layout.Scopes {
+			continue
+		}
+		if strings.Contains(layout.Name, "random") && !layout.Positions {
+			continue // no structure given: see the benchmark
+		}
+		on, err := EvaluateLayout(context.Background(), l, layout, a, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := EvaluateLayout(context.Background(), l, layout, a, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %.3f, spreading off %.3f", layout.Name, on.Overall.Recall10, off.Overall.Recall10)
+		if on.Overall.Recall10 < off.Overall.Recall10 {
+			t.Errorf("%s: recall@10 %.3f with spreading, %.3f without", layout.Name, on.Overall.Recall10, off.Overall.Recall10)
+		}
+		if layout.Sessions && !strings.Contains(layout.Name, "random") && on.Overall.Recall10 < off.Overall.Recall10+0.05 {
+			t.Errorf("%s: spreading lifts recall@10 only from %.3f to %.3f", layout.Name, off.Overall.Recall10, on.Overall.Recall10)
+		}
 	}
 }

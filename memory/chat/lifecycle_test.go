@@ -31,11 +31,11 @@ func TestVectorScopes(t *testing.T) {
 		return v
 	}
 	alice, bob, all := open(scope.Of("user", "alice")), open(scope.Of("user", "bob")), open(nil)
-	aid, err := alice.AddWith(ctx, Content{Content: "my favourite language is Go", MimeType: TextPlain}, time.Time{})
+	aid, err := alice.AddWith(ctx, Content{Content: "my favourite language is Go", MimeType: TextPlain}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bid, _ := bob.AddWith(ctx, Content{Content: "my favourite language is Rust", MimeType: TextPlain}, time.Time{})
+	bid, _ := bob.AddWith(ctx, Content{Content: "my favourite language is Rust", MimeType: TextPlain}, nil)
 	if got := texts(must(alice.Query(ctx, "favourite language"))); len(got) != 1 || got[0] != "my favourite language is Go" {
 		t.Fatalf("alice queries %q", got)
 	}
@@ -76,7 +76,7 @@ func TestVectorExpiry(t *testing.T) {
 	}
 	defer v.Close()
 	v.Add(ctx, Content{Content: "the meeting is in room 4", MimeType: TextPlain})
-	v.AddWith(ctx, Content{Content: "the meeting moved to room 7", MimeType: TextPlain}, clock.Now().Add(3*time.Hour))
+	v.AddWith(ctx, Content{Content: "the meeting moved to room 7", MimeType: TextPlain}, &AddOptions{ExpiresAt: clock.Now().Add(3 * time.Hour)})
 	clock.Advance(2 * time.Hour)
 	if got := texts(must(v.Query(ctx, "meeting room"))); len(got) != 1 || got[0] != "the meeting moved to room 7" {
 		t.Fatalf("after the TTL: %q", got)

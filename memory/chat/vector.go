@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,7 +24,7 @@ import (
 // relevant to a model context. A query is hybrid by default: its words
 // (BM25 over the collection's full-text index) and its embedding are
 // fused, and a match lifts the contents stored just before and after it
-// (VectorOptions.Spread). Scores are 1 - d/2 for cosine distance d, in
+// in its conversation (VectorOptions.Session, Spread). Scores are 1 - d/2 for cosine distance d, in
 // [0, 1], as the Chroma-backed original, whichever side found the
 // content; a Threshold keeps scores at or above it. JSON contents are embedded as their canonical JSON text (the
 // original lower-cases it; we do not) and come back as objects; binary and
@@ -48,6 +49,7 @@ type VectorMemory struct {
 	r         textvec.Retrieval
 	c         *textvec.Bound
 	pol       item.Policy   // scope, TTL, clock
+	session   string        // of the contents added without one
 	sweeper   *item.Sweeper // nil for none
 }
 
@@ -69,10 +71,17 @@ type VectorOptions struct {
 	// empty: words and embedding fused), mnemo.ModeVector or
 	// mnemo.ModeText.
 	Mode mnemo.Mode
-	// Spread is the share of a match's score that the contents stored
-	// up to two places before and after it get, as new(float32(x)) in
-	// [0, 1]; nil means 0.5, 0 turns it off (see toolmem.Options).
+	// Spread is the share of a match's score that the two contents
+	// added before it and the two after it in its conversation get, as
+	// new(float32(x)) in [0, 1]; nil means 0.5, 0 turns it off.
 	Spread *float32
+	// Session names the conversation the contents this handle adds
+	// belong to, unless AddOptions gives another; "" is the handle's
+	// scope's one unnamed conversation. A query lifts only the contents
+	// of a match's own conversation (Spread), however conversations
+	// interleave in the collection. Sessions of two scopes are two
+	// conversations.
+	Session string
 	// Scope is the handle's scope (package scope): every content it adds
 	// carries it, and Query, UpdateContext, Delete and Clear see only the
 	// contents that have it. nil sees every content and adds unscoped
@@ -168,11 +177,14 @@ func NewVector(ctx context.Context, db mnemo.Store, opts *VectorOptions) (*Vecto
 	if err != nil {
 		return nil, err
 	}
+	if err := (item.Place{Session: o.Session}).Check(ErrInvalid); err != nil {
+		return nil, err
+	}
 	space, err := textvec.New(o.Embedder, ErrNotEmbeddable, ErrInvalid, textvec.Observe{Logger: o.Logger, Metrics: o.Metrics})
 	if err != nil {
 		return nil, err
 	}
-	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold, r: r, pol: pol}
+	v := &VectorMemory{db: db, name: o.Collection, space: space, k: o.K, threshold: o.Threshold, r: r, pol: pol, session: o.Session}
 	if v.c, err = space.Bind(ctx, db, v.name, KindVector); err != nil {
 		return nil, err
 	}
@@ -214,13 +226,37 @@ func (v *VectorMemory) Name() string { return v.name }
 // is the first; it is stored one level down in the record's metadata). c
 // is not modified.
 func (v *VectorMemory) Add(ctx context.Context, c Content) error {
-	_, err := v.AddWith(ctx, c, time.Time{})
+	_, err := v.AddWith(ctx, c, nil)
 	return err
 }
 
-// AddWith is Add that returns the new content's ID (for Delete) and
-// takes its expiry: zero means after VectorOptions.TTL, or never.
-func (v *VectorMemory) AddWith(ctx context.Context, c Content, expires time.Time) (string, error) {
+// AddOptions are the options of one AddWith; nil means Add's.
+type AddOptions struct {
+	// ExpiresAt, when not zero, is when the content expires; zero means
+	// after VectorOptions.TTL, or never.
+	ExpiresAt time.Time
+	// Session, when set, is the content's conversation instead of the
+	// handle's (VectorOptions.Session).
+	Session string
+	// Position, when set, is the content's place in its conversation (a
+	// turn number, a time in milliseconds), for contents added out of
+	// order; nil means the order in which they are added. Give every
+	// content of a conversation a position, or none. Its magnitude is
+	// below 2^53.
+	Position *int64
+}
+
+// AddWith is Add with options; it returns the new content's ID (for
+// Delete).
+func (v *VectorMemory) AddWith(ctx context.Context, c Content, o *AddOptions) (string, error) {
+	var ao AddOptions
+	if o != nil {
+		ao = *o
+	}
+	place := item.Place{Session: cmp.Or(ao.Session, v.session), Position: ao.Position}
+	if err := place.Check(ErrInvalid); err != nil {
+		return "", err
+	}
 	if _, ok := c.Content.([]byte); ok || strings.HasPrefix(c.MimeType, "image/") || c.MimeType == OctetStream {
 		return "", fmt.Errorf("%w: %s content", ErrNotEmbeddable, c.MimeType)
 	}
@@ -232,7 +268,8 @@ func (v *VectorMemory) AddWith(ctx context.Context, c Content, expires time.Time
 	if err != nil {
 		return "", err
 	}
-	if expires, err = v.pol.Expiry(ErrInvalid, 0, expires); err != nil {
+	expires, err := v.pol.Expiry(ErrInvalid, 0, ao.ExpiresAt)
+	if err != nil {
 		return "", err
 	}
 	_, isJSON := c.Content.(map[string]any)
@@ -240,6 +277,7 @@ func (v *VectorMemory) AddWith(ctx context.Context, c Content, expires time.Time
 	if c.Metadata != nil {
 		meta["metadata"] = maps.Clone(c.Metadata)
 	}
+	item.StampPlace(meta, v.pol.Scope, place, true)
 	id, err := v.space.Insert(ctx, v.c, mnemo.Record{Vector: vec, Content: t, Metadata: meta})
 	if errors.Is(err, mnemo.ErrInvalidRecord) {
 		return "", fmt.Errorf("%w: %w", ErrInvalid, err)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,8 +25,9 @@ import (
 // embedded with an embed.Embedder (the offline hashing embedder by
 // default) and kept in an engine collection with a full-text index. Search
 // is hybrid by default: the query's words (BM25) and its embedding are
-// fused, and a match lifts the facts stored just before and after it
-// (SemanticOptions.Spread); hits come best first, each with its cosine
+// fused, and a match lifts the facts stored just before and after it in
+// its session, for facts stored with one (SemanticOptions.Session and
+// Spread); hits come best first, each with its cosine
 // distance to the query. When MaxDistance is set, hits farther than it
 // are dropped, whichever side found them (distance in [0, 2]; a fact
 // exactly at the cutoff is kept). A Semantic is safe for concurrent use by
@@ -56,6 +58,8 @@ type Semantic struct {
 	maxD  *float32
 	r     textvec.Retrieval
 	pol   item.Policy // scope, TTL, clock
+	// session is the session of the facts stored without one.
+	session string
 	// mu serialises Delete's find-then-remove and Update's
 	// read-then-write, like the original's per-instance lock; the
 	// collection itself is concurrency-safe.
@@ -79,10 +83,18 @@ type SemanticOptions struct {
 	// empty: words and embedding fused), mnemo.ModeVector or
 	// mnemo.ModeText.
 	Mode mnemo.Mode
-	// Spread is the share of a match's score that the facts stored up
-	// to two places before and after it get, as new(float32(x)) in
-	// [0, 1]; nil means 0.5, 0 turns it off (see toolmem.Options).
+	// Spread is the share of a match's score that the two facts stored
+	// before it and the two after it in its session get, as
+	// new(float32(x)) in [0, 1]; nil means 0.5, 0 turns it off. Only
+	// facts stored with a session spread: facts without one have no
+	// order that means anything (see Session).
 	Spread *float32
+	// Session is the session (a conversation) the facts this handle
+	// stores belong to, unless AddOptions gives another; "" for none.
+	// A search lifts the facts stored next to a match in its session
+	// (Spread), in the order they were stored there or by the positions
+	// AddOptions gives. Sessions of two scopes are two conversations.
+	Session string
 	// Scope is the handle's scope (package scope): every fact it stores
 	// carries it and every read sees only the facts that have it. nil
 	// reads every fact and stores unscoped ones.
@@ -159,6 +171,9 @@ func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*S
 	if err != nil {
 		return nil, err
 	}
+	if err := (item.Place{Session: o.Session}).Check(ErrInvalid); err != nil {
+		return nil, err
+	}
 	r := textvec.Retrieval{Mode: o.Mode, Spread: o.Spread}
 	if err := r.Check(ErrInvalid); err != nil {
 		return nil, err
@@ -171,7 +186,7 @@ func NewSemantic(ctx context.Context, db mnemo.Store, opts *SemanticOptions) (*S
 	if err != nil {
 		return nil, err
 	}
-	sm := &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance, r: r, pol: pol}
+	sm := &Semantic{db: db, c: c, space: space, maxD: o.MaxDistance, r: r, pol: pol, session: o.Session}
 	sm.sweeper = item.StartSweeper(o.SweepEvery, sm.Sweep)
 	return sm, nil
 }
@@ -201,6 +216,7 @@ type Hit struct {
 	// stored beside it (Spread).
 	VectorRank, TextRank int
 	Scope                scope.Scope // the fact's scope; nil for none
+	Session              string      // the fact's session; "" for none
 	Expires              time.Time   // when the fact expires; zero for never
 }
 
@@ -218,8 +234,9 @@ func (s *Semantic) Store(ctx context.Context, content string) error {
 
 // Add saves a fact with metadata (JSON-compatible values, as
 // mnemo.Record.Metadata; nil for none) and returns its new ID, with the
-// handle's scope and TTL. meta is copied. Keys starting "mnemo.pos",
-// "mnemo.expires", "mnemo.history" and "mnemo.scope." are reserved
+// handle's scope, session and TTL. meta is copied. The keys
+// "mnemo.pos", "mnemo.group", "mnemo.session", "mnemo.expires" and
+// "mnemo.history" and those starting "mnemo.scope." are reserved
 // (ErrInvalid).
 func (s *Semantic) Add(ctx context.Context, content string, meta map[string]any) (string, error) {
 	return s.AddWith(ctx, content, &AddOptions{Metadata: meta})
@@ -234,11 +251,21 @@ type AddOptions struct {
 	TTL       time.Duration
 	ExpiresAt time.Time
 	// Replaces, when set, is the ID of a fact this one supersedes: that
-	// fact is updated in place (as Update), keeping its ID and recording
-	// the change in its history, and AddWith returns its ID. A fact the
+	// fact is updated in place (as Update), keeping its ID, session and
+	// position and recording the change in its history, and AddWith
+	// returns its ID. A fact the
 	// handle cannot see (absent, expired or of another scope) is
 	// ErrNotFound.
 	Replaces string
+	// Session, when set, is the fact's session instead of the store's
+	// (SemanticOptions.Session).
+	Session string
+	// Position, when set, is the fact's place in its session (a turn
+	// number, a time in milliseconds), for facts stored out of order;
+	// nil means the order of storage. Give every fact of a session a
+	// position, or none: the two do not interleave. Its magnitude is
+	// below 2^53.
+	Position *int64
 }
 
 // AddWith is Add with options.
@@ -248,6 +275,10 @@ func (s *Semantic) AddWith(ctx context.Context, content string, o *AddOptions) (
 		ao = *o
 	}
 	if err := item.CheckMeta(ErrInvalid, ao.Metadata); err != nil {
+		return "", err
+	}
+	place := item.Place{Session: cmp.Or(ao.Session, s.session), Position: ao.Position}
+	if err := place.Check(ErrInvalid); err != nil {
 		return "", err
 	}
 	expires, err := s.pol.Expiry(ErrInvalid, ao.TTL, ao.ExpiresAt)
@@ -268,6 +299,7 @@ func (s *Semantic) AddWith(ctx context.Context, content string, o *AddOptions) (
 		return "", err
 	}
 	meta := item.Stamp(ao.Metadata, s.pol.Scope, expires)
+	item.StampPlace(meta, s.pol.Scope, place, false)
 	if _, err := s.space.Insert(ctx, s.c, mnemo.Record{ID: id.String(), Vector: v, Content: content, Metadata: meta}); err != nil {
 		if errors.Is(err, mnemo.ErrInvalidRecord) {
 			return "", fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -283,6 +315,7 @@ type Fact struct {
 	Text     string
 	Metadata map[string]any // as given (nil for none); the caller owns it
 	Scope    scope.Scope
+	Session  string    // "" for none
 	Expires  time.Time // zero for never
 	// History lists the fact's updates, oldest first (see Update).
 	History []Change
@@ -300,7 +333,7 @@ func (s *Semantic) Get(ctx context.Context, id string) (Fact, bool, error) {
 		return Fact{}, false, err
 	}
 	return Fact{ID: r.ID, Text: r.Content, Metadata: item.Strip(r.Metadata), Scope: scope.FromMetadata(r.Metadata),
-		Expires: item.Expires(r.Metadata), History: item.History(r.Metadata)}, true, nil
+		Session: item.Session(r.Metadata), Expires: item.Expires(r.Metadata), History: item.History(r.Metadata)}, true, nil
 }
 
 // get reads a record the handle can see.
@@ -363,7 +396,7 @@ func (s *Semantic) update(ctx context.Context, id, content string, o *AddOptions
 			// The new fact's metadata, scope and expiry, with the old
 			// one's history and place.
 			fresh := item.Stamp(o.Metadata, s.pol.Scope, expires)
-			for _, k := range []string{item.HistoryField, textvec.PosField} {
+			for _, k := range []string{item.HistoryField, textvec.PosField, textvec.GroupField, item.SessionField} {
 				if v, ok := meta[k]; ok {
 					fresh[k] = v
 				}
@@ -502,7 +535,7 @@ func (s *Semantic) search(ctx context.Context, query string, o *SearchOptions) (
 		if maxD == nil || h.Distance <= *maxD {
 			m := h.Record.Metadata
 			out = append(out, Hit{ID: h.Record.ID, Text: h.Record.Content, Distance: h.Distance, Metadata: item.Strip(m),
-				Score: h.Score, VectorRank: h.VectorRank, TextRank: h.TextRank, Scope: scope.FromMetadata(m), Expires: item.Expires(m)})
+				Score: h.Score, VectorRank: h.VectorRank, TextRank: h.TextRank, Scope: scope.FromMetadata(m), Session: item.Session(m), Expires: item.Expires(m)})
 		}
 	}
 	return out, nil

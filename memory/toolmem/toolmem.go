@@ -35,8 +35,10 @@
 //
 // A search is hybrid by default: the question's words (BM25 over the
 // engine's full-text index) and its embedding are fused (mnemo.Query),
-// and a match lifts the entries stored just before and after it
-// (Options.Spread). Whatever the mode, a search embeds the question,
+// and a match lifts the entries stored just before and after it in its
+// own session (Options.Session, Options.Spread): entries of other
+// sessions and scopes, however they interleave in the store, take
+// nothing. Whatever the mode, a search embeds the question,
 // so every hit has its real similarity and the threshold means the same
 // in hybrid, vector and text mode: in text mode BM25 picks and orders the
 // entries, and the threshold then drops those too far from the question
@@ -47,9 +49,9 @@
 // Any number of Memory values, in one process or (on a server) in many,
 // may use the same collections at once: every call reads and writes the
 // store, with nothing cached. Each entry's storage position (which
-// spreading reads) is reserved from the collection's sequence in the
-// store (mnemo.Sequencer), so no two handles or processes give two
-// entries one position. A call that returns an error changed nothing.
+// spreading reads, unless the entry brings its own) is reserved from the
+// collection's sequence in the store (mnemo.Sequencer), so no two
+// handles or processes give two entries one position. A call that returns an error changed nothing.
 // Collections are marked as a tool memory's (KindTools, KindTexts), and
 // another kind of memory that picks the same name is refused
 // (mnemo.ErrCollectionKind); when another handle drops them, the next
@@ -67,6 +69,7 @@
 package toolmem
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,12 +121,21 @@ type Entry struct {
 	Timestamp     time.Time      // set to now (UTC) by Store when zero; persisted
 	// Metadata is the caller's own (JSON-compatible values; Search.Where
 	// filters on it). The keys tool_name, tool_args, result_summary and
-	// timestamp, and the reserved mnemo.pos, mnemo.expires, mnemo.history
-	// and mnemo.scope.*, are the memory's (ErrInvalid).
+	// timestamp, and the reserved mnemo.pos, mnemo.group, mnemo.session,
+	// mnemo.expires, mnemo.history and mnemo.scope.*, are the memory's
+	// (ErrInvalid).
 	Metadata map[string]any
 	// ExpiresAt, when not zero on Store, is when the entry expires;
 	// zero means after Options.TTL (or never). Filled by reads.
 	ExpiresAt time.Time
+	// Session, when set on Store, is the entry's session instead of the
+	// handle's (Options.Session). Filled by reads.
+	Session string
+	// Position, when set on Store, is the entry's place in its session
+	// (a turn number, a time in milliseconds) for entries stored out of
+	// order; nil means the order of storage. Give every entry of a
+	// session a position, or none. Its magnitude is below 2^53.
+	Position *int64
 	// Filled by reads: the entry's scope (Options.Scope of the handle
 	// that stored it), and why Retrieve returned it (see Hit).
 	Scope scope.Scope
@@ -151,6 +163,8 @@ type TextEntry struct {
 	Text       string
 	Similarity float32     // filled by SearchText
 	ExpiresAt  time.Time   // zero for never (see Entry)
+	Session    string      // as Entry.Session
+	Position   *int64      // as Entry.Position; not filled by reads
 	Scope      scope.Scope // filled by reads
 	Why        Why         // filled by SearchText
 }
@@ -214,11 +228,17 @@ type Options struct {
 	// empty: words and embedding fused), mnemo.ModeVector or
 	// mnemo.ModeText.
 	Mode mnemo.Mode
-	// Spread is the share of a match's score that the entries stored
-	// up to two places before and after it get, as new(float32(x)) in
-	// [0, 1]; nil means 0.5 (chosen by measurement on conversations:
-	// docs/performance-notes.md, "Retrieval defaults"), 0 turns it off.
+	// Spread is the share of a match's score that the two entries
+	// stored before it and the two after it in its session get, as
+	// new(float32(x)) in [0, 1]; nil means 0.5 (chosen by measurement
+	// on conversations), 0 turns it off.
 	Spread *float32
+	// Session is the session (a conversation, a task) of the entries
+	// this handle stores without one of their own; "" is the handle's
+	// scope's one unnamed session. A search lifts only the entries of a
+	// match's own session, stored next to it (Spread). Sessions of two
+	// scopes are two sessions.
+	Session string
 	// Scope is the handle's scope (package scope): every entry it stores
 	// carries it and every read, Delete and Count sees only entries that
 	// have it. nil reads every entry and stores unscoped ones.
@@ -259,6 +279,7 @@ type Memory struct {
 	space        *textvec.Space
 	retrieval    textvec.Retrieval
 	pol          item.Policy   // scope, TTL, clock
+	session      string        // of the entries stored without one
 	sweeper      *item.Sweeper // nil for none
 }
 
@@ -292,11 +313,14 @@ func New(ctx context.Context, db mnemo.Store, opts *Options) (*Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := (item.Place{Session: o.Session}).Check(ErrInvalid); err != nil {
+		return nil, err
+	}
 	space, err := textvec.New(o.Embedder, ErrEmptyText, ErrInvalid, textvec.Observe{Logger: o.Logger, Metrics: o.Metrics})
 	if err != nil {
 		return nil, err
 	}
-	m := &Memory{db: db, space: space, retrieval: r, pol: pol}
+	m := &Memory{db: db, space: space, retrieval: r, pol: pol, session: o.Session}
 	if m.tools, err = space.Bind(ctx, db, o.Name+".tools", KindTools); err != nil {
 		return nil, err
 	}
@@ -360,11 +384,16 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 	if err := checkMeta(e.Metadata); err != nil {
 		return "", err
 	}
+	place, err := m.place(e.Session, e.Position)
+	if err != nil {
+		return "", err
+	}
 	expires, err := m.pol.Expiry(ErrInvalid, 0, e.ExpiresAt)
 	if err != nil {
 		return "", err
 	}
 	meta := item.Stamp(e.Metadata, m.pol.Scope, expires)
+	item.StampPlace(meta, m.pol.Scope, place, true)
 	meta["tool_name"] = e.ToolName
 	meta["tool_args"] = args
 	meta["result_summary"] = e.ResultSummary
@@ -387,6 +416,13 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 		return "", fmt.Errorf("%w: entry %q belongs to another scope", ErrInvalid, e.ID)
 	}
 	return e.ID, nil
+}
+
+// place is the place of an entry stored with session and position, the
+// handle's session when session is "".
+func (m *Memory) place(session string, position *int64) (item.Place, error) {
+	p := item.Place{Session: cmp.Or(session, m.session), Position: position}
+	return p, p.Check(ErrInvalid)
 }
 
 // entryKeys are the metadata keys Store fills itself.
@@ -435,7 +471,7 @@ func (m *Memory) Retrieve(ctx context.Context, question string, s *Search) ([]En
 // entryOf decodes a tool entry's record.
 func entryOf(r mnemo.Record) Entry {
 	meta := r.Metadata
-	e := Entry{ID: r.ID, Question: r.Content, ExpiresAt: item.Expires(meta), Scope: scope.FromMetadata(meta)}
+	e := Entry{ID: r.ID, Question: r.Content, ExpiresAt: item.Expires(meta), Session: item.Session(meta), Scope: scope.FromMetadata(meta)}
 	e.ToolName, _ = meta["tool_name"].(string)
 	e.ToolArgs = decodeArgs(meta["tool_args"])
 	e.ResultSummary, _ = meta["result_summary"].(string)
@@ -544,9 +580,13 @@ func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
 }
 
 // SaveTextWith saves a text memory with its expiry (TextEntry.ExpiresAt;
-// zero means after Options.TTL, or never) and returns its new ID; the
-// other fields are ignored.
+// zero means after Options.TTL, or never), session and position, and
+// returns its new ID; the other fields are ignored.
 func (m *Memory) SaveTextWith(ctx context.Context, e TextEntry) (string, error) {
+	place, err := m.place(e.Session, e.Position)
+	if err != nil {
+		return "", err
+	}
 	v, err := m.space.Vector(ctx, "text", e.Text)
 	if err != nil {
 		return "", err
@@ -555,7 +595,9 @@ func (m *Memory) SaveTextWith(ctx context.Context, e TextEntry) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	id, err := m.space.Insert(ctx, m.texts, mnemo.Record{Vector: v, Content: e.Text, Metadata: item.Stamp(nil, m.pol.Scope, expires)})
+	meta := item.Stamp(nil, m.pol.Scope, expires)
+	item.StampPlace(meta, m.pol.Scope, place, true)
+	id, err := m.space.Insert(ctx, m.texts, mnemo.Record{Vector: v, Content: e.Text, Metadata: meta})
 	if err != nil {
 		return "", wrap(err)
 	}
@@ -573,7 +615,7 @@ func (m *Memory) SearchText(ctx context.Context, query string, s *Search) ([]Tex
 	for i, h := range hits {
 		meta := h.Record.Metadata
 		out[i] = TextEntry{ID: h.Record.ID, Text: h.Record.Content, Similarity: similarity(h),
-			ExpiresAt: item.Expires(meta), Scope: scope.FromMetadata(meta),
+			ExpiresAt: item.Expires(meta), Session: item.Session(meta), Scope: scope.FromMetadata(meta),
 			Why: Why{Score: h.Score, VectorRank: h.VectorRank, TextRank: h.TextRank}}
 	}
 	return out, nil

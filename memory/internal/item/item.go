@@ -11,6 +11,7 @@ import (
 	"maps"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mnemodb/mnemo"
@@ -24,6 +25,9 @@ const (
 	ExpiresField = "mnemo.expires"
 	// HistoryField holds the item's updates, oldest first (see Change).
 	HistoryField = "mnemo.history"
+	// SessionField holds the session (a conversation) the item was
+	// stored in, when it was given one.
+	SessionField = "mnemo.session"
 )
 
 // Bounds of an item's history: at most MaxHistory changes and
@@ -38,7 +42,78 @@ const (
 
 // Reserved reports whether key is one the adapters keep for themselves.
 func Reserved(key string) bool {
-	return key == textvec.PosField || key == ExpiresField || key == HistoryField || strings.HasPrefix(key, scope.Prefix)
+	switch key {
+	case textvec.PosField, textvec.GroupField, SessionField, ExpiresField, HistoryField:
+		return true
+	}
+	return strings.HasPrefix(key, scope.Prefix)
+}
+
+// Place is where an item sits for neighbour spreading: its session (a
+// conversation; "" for none) and its position in it (nil: the order in
+// which the collection stores it).
+type Place struct {
+	Session  string
+	Position *int64
+}
+
+// MaxSession bounds a session's length in bytes.
+const MaxSession = 1 << 10
+
+// Check refuses a session that is not valid UTF-8, holds a control
+// character or is longer than MaxSession, and a position outside
+// (-mnemo.MaxPosition, mnemo.MaxPosition), wrapping invalid.
+func (p Place) Check(invalid error) error {
+	if len(p.Session) > MaxSession {
+		return fmt.Errorf("%w: session of %d bytes, want at most %d", invalid, len(p.Session), MaxSession)
+	}
+	if !utf8.ValidString(p.Session) || strings.ContainsFunc(p.Session, unicode.IsControl) {
+		return fmt.Errorf("%w: session %q: want UTF-8 text without control characters", invalid, p.Session)
+	}
+	if p.Position != nil && (*p.Position <= -mnemo.MaxPosition || *p.Position >= mnemo.MaxPosition) {
+		return fmt.Errorf("%w: position %d, want an integer of magnitude below 2^53", invalid, *p.Position)
+	}
+	return nil
+}
+
+// Group is the conversation an item of scope s stored in session belongs
+// to, the value of textvec.GroupField: the session itself for an item
+// without a scope, else the scope and the session, so that two scopes'
+// sessions of one name are two conversations.
+func Group(s scope.Scope, session string) string {
+	if len(s) == 0 {
+		return session
+	}
+	pairs := make([][2]string, 0, len(s))
+	for _, name := range s.Names() {
+		pairs = append(pairs, [2]string{name, s[name]})
+	}
+	b, _ := json.Marshal(pairs) // strings only: cannot fail
+	return string(b) + "\x1f" + session
+}
+
+// StampPlace adds p to meta (changed in place; the item's scope is s):
+// the session, and the position when p has one. The group is added when
+// the item has a session or when always is set: an adapter whose every
+// item is a turn of a conversation (the handle's, when no session is
+// given) spreads always; a fact store only among the facts stored with a
+// session.
+func StampPlace(meta map[string]any, s scope.Scope, p Place, always bool) {
+	if p.Session != "" {
+		meta[SessionField] = p.Session
+	}
+	if p.Session != "" || always {
+		meta[textvec.GroupField] = Group(s, p.Session)
+	}
+	if p.Position != nil {
+		meta[textvec.PosField] = *p.Position
+	}
+}
+
+// Session returns the session an item with metadata meta was stored in.
+func Session(meta map[string]any) string {
+	s, _ := meta[SessionField].(string)
+	return s
 }
 
 // CheckMeta refuses metadata that sets a reserved key, wrapping invalid.

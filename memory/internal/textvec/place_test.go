@@ -199,7 +199,9 @@ func TestSpreadAsCounted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := sp.Insert(ctx, b, mnemo.Record{ID: fmt.Sprintf("m%02d", i), Vector: v, Content: text}); err != nil {
+			// One conversation (the adapters stamp the group).
+			rec := mnemo.Record{ID: fmt.Sprintf("m%02d", i), Vector: v, Content: text, Metadata: map[string]any{textvec.GroupField: ""}}
+			if _, err := sp.Insert(ctx, b, rec); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -234,19 +234,18 @@ func CheckCutoff(invalid error, name string, c *float32, lo, hi float64) error {
 }
 
 // PosField is the metadata field in which the adapters keep each memory's
-// place in the order memories were stored, so a search can lift the
-// memories stored just before and after a match (mnemo.Spread). It is
-// stripped from the metadata the adapters return.
-const PosField = "mnemo.pos"
+// place in its conversation (GroupField): the position the collection's
+// sequence gave it when it was stored, or the caller's own (a turn
+// number, a time), so a search can lift the memories just before and
+// after a match in the same conversation (mnemo.Spread). It is stripped
+// from the metadata the adapters return.
+const PosField = mnemo.PositionField
 
-// DefaultNeighborWeight is the share of a match's score that the memories
-// stored within DefaultNeighborWindow places of it get by default.
-// Chosen by measurement on conversations (docs/performance-notes.md,
-// "Retrieval defaults").
-const (
-	DefaultNeighborWeight = 0.5
-	DefaultNeighborWindow = 2
-)
+// GroupField is the metadata field in which the adapters keep the
+// conversation a memory belongs to (its session within its scope): a
+// search spreads a match's score only within it. A memory without one
+// (a fact stored without a session) neither gives nor takes.
+const GroupField = mnemo.GroupField
 
 // Retrieval is how an adapter searches: the mode (empty: hybrid when the
 // collection has a full-text index) and the neighbour weight (nil: the
@@ -267,8 +266,8 @@ func (r Retrieval) Check(invalid error) error {
 }
 
 // Search runs text as a query over c: the query's vector and words fused
-// (hybrid) unless r says otherwise, with neighbour spreading over
-// PosField, k hits, the filter and the minimum similarity applied (nil:
+// (hybrid) unless r says otherwise, with neighbour spreading within
+// GroupField over PosField (mnemo.DefaultSpread), k hits, the filter and the minimum similarity applied (nil:
 // none). Text with nothing to embed is the empty sentinel (see Vector).
 func (s *Space) Search(ctx context.Context, c mnemo.Collection, r Retrieval, text string, k int, filter *mnemo.Filter, minSim *float32) ([]mnemo.Hit, error) {
 	q := mnemo.Query{Text: text, K: k, Filter: filter, MinSimilarity: minSim, Mode: r.Mode}
@@ -287,12 +286,14 @@ func (s *Space) Search(ctx context.Context, c mnemo.Collection, r Retrieval, tex
 		return nil, err
 	}
 	q.Vector = v
-	w := float32(DefaultNeighborWeight)
-	if r.Spread != nil {
-		w = *r.Spread
-	}
-	if w > 0 && q.Mode != mnemo.ModeVector {
-		q.Spread = &mnemo.Spread{Position: PosField, Weight: float64(w), Window: DefaultNeighborWindow}
+	if q.Mode != mnemo.ModeVector {
+		q.Spread = mnemo.DefaultSpread()
+		if r.Spread != nil {
+			q.Spread.Weight = float64(*r.Spread)
+		}
+		if q.Spread.Weight == 0 {
+			q.Spread = nil
+		}
 	}
 	hits, err := c.Query(ctx, q)
 	for i := range hits {
@@ -479,7 +480,8 @@ func (s *Space) Query(ctx context.Context, b *Bound, r Retrieval, text string, k
 }
 
 // Insert stores rec in a bound collection at the next position (see
-// Place), in rec's metadata under PosField, and returns its ID.
+// Place), in rec's metadata under PosField, unless rec's metadata holds a
+// position already (the caller's own), and returns its ID.
 func (s *Space) Insert(ctx context.Context, b *Bound, rec mnemo.Record) (string, error) {
 	return s.InsertIf(ctx, b, rec, nil)
 }
@@ -490,15 +492,18 @@ func (s *Space) Insert(ctx context.Context, b *Bound, rec mnemo.Record) (string,
 func (s *Space) InsertIf(ctx context.Context, b *Bound, rec mnemo.Record, cond func(exists bool, stored map[string]any) bool) (string, error) {
 	var id string
 	err := b.Do(ctx, func(c mnemo.Collection) error {
-		pos, err := s.Place(ctx, c, 1)
-		if err != nil {
-			return err
-		}
-		meta := make(map[string]any, len(rec.Metadata)+1)
-		maps.Copy(meta, rec.Metadata)
-		meta[PosField] = pos
 		r := rec
-		r.Metadata = meta
+		if _, given := rec.Metadata[PosField]; !given {
+			pos, err := s.Place(ctx, c, 1)
+			if err != nil {
+				return err
+			}
+			meta := make(map[string]any, len(rec.Metadata)+1)
+			maps.Copy(meta, rec.Metadata)
+			meta[PosField] = pos
+			r.Metadata = meta
+		}
+		var err error
 		var ids []string
 		if cond == nil {
 			ids, err = c.Upsert(ctx, r)
