@@ -24,9 +24,19 @@ type EngineMethod struct {
 	Fusion mnemo.Fusion
 	Index  mnemo.IndexKind
 	// Spread spreads scores to adjacent turns (fields "session" and
-	// "position" of the turn's metadata).
+	// "position" of the turn's metadata, or with Place mnemo.GroupField
+	// and mnemo.PositionField).
 	Spread *mnemo.Spread
+	// Place, when set, gives each turn the group and position it is
+	// stored with under mnemo.GroupField and mnemo.PositionField, as the
+	// memory adapters and the command line store a conversation (see
+	// ConversationPlace).
+	Place func(Turn) (group string, position int)
 }
+
+// ConversationPlace places a turn in its conversation: the conversation's
+// id and the turn's index in it.
+func ConversationPlace(t Turn) (group string, position int) { return t.Conv, t.Position }
 
 // SpeakerText is the stored text the LoCoMo task defines: "Speaker: text".
 func SpeakerText(t Turn) string { return t.Speaker + ": " + t.Text }
@@ -97,6 +107,10 @@ func (m EngineMethod) LoCoMo(ctx context.Context, turns []Turn) (Index, error) {
 		recs[i] = mnemo.Record{ID: t.DiaID, Vector: vecs[i], Content: texts[i], Metadata: map[string]any{
 			"speaker": t.Speaker, "session": t.Conv + "/" + strconv.Itoa(t.Session), "date": t.DateTime, "position": t.Position,
 		}}
+		if m.Place != nil {
+			g, p := m.Place(t)
+			recs[i].Metadata[mnemo.GroupField], recs[i].Metadata[mnemo.PositionField] = g, p
+		}
 		ix.ids[t.DiaID] = t.DiaID
 	}
 	if _, err := c.Upsert(ctx, recs...); err != nil {
