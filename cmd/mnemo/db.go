@@ -14,16 +14,26 @@ import (
 	"github.com/mnemodb/mnemo/engine"
 )
 
-// jsonRecord is the JSONL form of a record for import and export.
+// jsonRecord is the JSONL form of a record for import and export. Group
+// and Position are its place, kept in its metadata (see place.go).
 type jsonRecord struct {
 	ID       string         `json:"id"`
 	Vector   []float32      `json:"vector"`
 	Content  string         `json:"content,omitempty"`
 	Metadata map[string]any `json:"metadata,omitempty"`
+	Group    *lineGroup     `json:"group,omitempty"`
+	Position *linePosition  `json:"position,omitempty"`
 }
 
+// toJSON returns the JSONL form of r: its place, when its metadata holds
+// one as import stores it, as Group and Position, out of the metadata.
 func toJSON(r mnemo.Record) jsonRecord {
-	return jsonRecord{ID: r.ID, Vector: r.Vector, Content: r.Content, Metadata: r.Metadata}
+	jr := jsonRecord{ID: r.ID, Vector: r.Vector, Content: r.Content, Metadata: r.Metadata}
+	if g, p, ok := recordPlace(r.Metadata); ok {
+		group, pos := lineGroup(g), linePosition(p)
+		jr.Group, jr.Position, jr.Metadata = &group, &pos, withoutPlace(r.Metadata)
+	}
+	return jr
 }
 
 // dbFlag adds the required flag --db to fs.

@@ -92,7 +92,7 @@ func importCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr 
 	if flagEmb != nil { // the flags' address and key, for the collection's own model
 		emb, embErr = flagEmb, nil
 	}
-	im := &importer{c: c, name: *name, emb: emb, embErr: embErr, lines: newLineReader(&ctxReader{ctx: ctx, r: in}, maxLine), out: out, stderr: stderr,
+	im := &importer{c: c, seq: sequence{c: c}, name: *name, emb: emb, embErr: embErr, lines: newLineReader(&ctxReader{ctx: ctx, r: in}, maxLine), out: out, stderr: stderr,
 		batch: *batch, skipBad: *skipBad, contentIDs: *contentIDs, seen: map[string]bool{}}
 	if *showProgress || !fs.isSet("progress") && isTerminal(stderr) {
 		im.prog = newProgress(stderr, "importing", "records", size)
@@ -201,13 +201,15 @@ type importer struct {
 	prog           *progress // nil for no progress
 	sharedTerminal bool      // out is a terminal too: clear prog's line before writing
 
-	pending   []mnemo.Record  // the batch, in line order
-	lineOf    []int           // the line of each pending record
-	toEmbed   []int           // indexes in pending of records without a vector yet
-	seen      map[string]bool // the ids in pending
-	committed int             // records committed so far
-	inFlight  int             // records of the commit under way, 0 between commits
-	bad       int             // bad lines skipped so far
+	pending      []mnemo.Record  // the batch, in line order
+	lineOf       []int           // the line of each pending record
+	fromSequence []bool          // whether each pending record takes its position from the sequence
+	seq          sequence        // of c
+	toEmbed      []int           // indexes in pending of records without a vector yet
+	seen         map[string]bool // the ids in pending
+	committed    int             // records committed so far
+	inFlight     int             // records of the commit under way, 0 between commits
+	bad          int             // bad lines skipped so far
 }
 
 // run imports every line of the input, then finishes. Its error stops
@@ -262,21 +264,23 @@ func (im *importer) line(ctx context.Context, raw []byte) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	rec, embedIt, err := im.record(raw)
+	rec, embedIt, fromSequence, err := im.record(raw)
 	if err != nil {
 		return im.refuse(ctx, err)
 	}
-	return im.add(ctx, rec, embedIt)
+	return im.add(ctx, rec, embedIt, fromSequence)
 }
 
 // record decodes raw, a non-blank line, into its record and checks it:
 // whether the collection takes it (or, for a record without a vector,
 // can embed its content, reported by embedIt) and that its id is new to
 // the batch. With --content-ids a record without an id is given one.
-func (im *importer) record(raw []byte) (rec mnemo.Record, embedIt bool, err error) {
-	rec, err = parseLine(raw)
+// fromSequence reports a record whose position is to come from the
+// collection's sequence (see parseLine).
+func (im *importer) record(raw []byte) (rec mnemo.Record, embedIt, fromSequence bool, err error) {
+	rec, fromSequence, err = parseLine(raw)
 	if err != nil {
-		return rec, false, err
+		return rec, false, false, err
 	}
 	if rec.ID == "" && im.contentIDs {
 		rec.ID = contentID(rec.Content)
@@ -290,13 +294,14 @@ func (im *importer) record(raw []byte) (rec mnemo.Record, embedIt bool, err erro
 	if err == nil && rec.ID != "" && im.seen[rec.ID] {
 		err = fmt.Errorf("id %q appears twice in one batch", rec.ID)
 	}
-	return rec, embedIt, err
+	return rec, embedIt, fromSequence, err
 }
 
 // add appends rec, the record of the line just read, to the batch, to be
-// embedded if embedIt. It embeds the records waiting for a vector when
-// there are embedBatch of them, and commits the batch when it is full.
-func (im *importer) add(ctx context.Context, rec mnemo.Record, embedIt bool) error {
+// embedded if embedIt and given a position of the collection's sequence
+// if fromSequence. It embeds the records waiting for a vector when there
+// are embedBatch of them, and commits the batch when it is full.
+func (im *importer) add(ctx context.Context, rec mnemo.Record, embedIt, fromSequence bool) error {
 	if rec.ID != "" {
 		im.seen[rec.ID] = true
 	}
@@ -305,6 +310,7 @@ func (im *importer) add(ctx context.Context, rec mnemo.Record, embedIt bool) err
 	}
 	im.pending = append(im.pending, rec)
 	im.lineOf = append(im.lineOf, im.lines.n)
+	im.fromSequence = append(im.fromSequence, fromSequence)
 	if len(im.toEmbed) == embedBatch {
 		if err := im.embedPending(ctx); err != nil {
 			return err
@@ -392,11 +398,11 @@ func (im *importer) drop(drop map[int]bool) {
 			delete(im.seen, im.pending[j].ID)
 			continue
 		}
-		im.pending[n], im.lineOf[n] = im.pending[j], im.lineOf[j]
+		im.pending[n], im.lineOf[n], im.fromSequence[n] = im.pending[j], im.lineOf[j], im.fromSequence[j]
 		n++
 	}
 	clear(im.pending[n:])
-	im.pending, im.lineOf = im.pending[:n], im.lineOf[:n]
+	im.pending, im.lineOf, im.fromSequence = im.pending[:n], im.lineOf[:n], im.fromSequence[:n]
 }
 
 // commit embeds what is pending, upserts the batch, if any is left, in
@@ -413,6 +419,9 @@ func (im *importer) commit(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := im.place(ctx); err != nil {
+		return fmt.Errorf("positions for the records up to line %d: %w (%d records committed before them)", im.lines.n, err, im.committed)
+	}
 	im.inFlight = len(im.pending)
 	if _, err := im.c.Upsert(ctx, im.pending...); err != nil {
 		return fmt.Errorf("commit of the records up to line %d: %w (%d records committed before them)", im.lines.n, err, im.committed)
@@ -420,9 +429,39 @@ func (im *importer) commit(ctx context.Context) error {
 	im.inFlight = 0
 	im.committed += len(im.pending)
 	clear(im.pending)
-	im.pending, im.lineOf = im.pending[:0], im.lineOf[:0]
+	im.pending, im.lineOf, im.fromSequence = im.pending[:0], im.lineOf[:0], im.fromSequence[:0]
 	clear(im.seen)
 	im.acknowledge()
+	return nil
+}
+
+// place gives the pending records that take their position from the
+// collection's sequence consecutive positions of it, in line order (one
+// reservation per batch), after moving the sequence past the positions
+// the batch gives. A reservation the commit then fails to use is a gap
+// in the sequence, which orders the records all the same.
+func (im *importer) place(ctx context.Context) error {
+	n, given := 0, int64(0) // given: one more than the largest position given
+	for j, s := range im.fromSequence {
+		if s {
+			n++
+		} else if p, ok := storedPosition(im.pending[j].Metadata); ok && p >= given {
+			given = p + 1
+		}
+	}
+	if n == 0 && given == 0 {
+		return nil
+	}
+	next, err := im.seq.take(ctx, n, given)
+	if err != nil {
+		return err
+	}
+	for j, s := range im.fromSequence {
+		if s {
+			im.pending[j].Metadata[mnemo.PositionField] = next
+			next++
+		}
+	}
 	return nil
 }
 
@@ -463,13 +502,17 @@ func canEmbed(rec mnemo.Record, name, identity string, embErr error) error {
 }
 
 // parseLine decodes one non-blank JSONL line into a record (see
-// decodeLine).
-func parseLine(raw []byte) (mnemo.Record, error) {
+// decodeLine), with its place in its metadata (see placeLine), and
+// reports whether its position is to come from the collection's
+// sequence.
+func parseLine(raw []byte) (rec mnemo.Record, fromSequence bool, err error) {
 	var jr jsonRecord
 	if err := decodeLine(raw, &jr); err != nil {
-		return mnemo.Record{}, err
+		return mnemo.Record{}, false, err
 	}
-	return mnemo.Record{ID: jr.ID, Vector: jr.Vector, Content: jr.Content, Metadata: jr.Metadata}, nil
+	rec = mnemo.Record{ID: jr.ID, Vector: jr.Vector, Content: jr.Content, Metadata: jr.Metadata}
+	fromSequence, err = placeLine(&rec, jr.Group, jr.Position)
+	return rec, fromSequence, err
 }
 
 // decodeLine decodes one non-blank JSONL line into v, a pointer to a
