@@ -29,6 +29,11 @@ import (
 // lines skipped. When ctx is done (a signal, see main), --queries stops
 // before its next line, even while it waits for input, with an
 // interruptedError counting the answers printed.
+//
+// In text and hybrid mode a query spreads by default as the memory
+// adapters' do (mnemo.DefaultSpread): a match lifts the records next to
+// it in its group, the place import gives a line (see place.go).
+// --spread and --spread-window tune it; --spread 0 turns it off.
 func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr io.Writer) error {
 	fs := newFlags("query", out, stderr)
 	dir := dbFlag(fs)
@@ -43,6 +48,8 @@ func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr i
 	fusion := fs.String("fusion", "", "how a hybrid query fuses its two sides: `METHOD` weighted (each side's scores scaled to [0, 1], then weighted) or rrf (reciprocal rank) (default: the engine's, "+string(mnemo.FusionWeighted)+")")
 	vectorWeight := fs.Float64("vector-weight", 0, fmt.Sprintf("the vector side's weight `W` in a hybrid query, in (0, 1); the text side's is 1-W (default: the engine's, %v)", mnemo.DefaultVectorWeight))
 	depth := fs.Int("depth", 0, fmt.Sprintf("the candidates `N` each side of a hybrid query retrieves before fusion (0: the larger of --k and %d)", mnemo.DefaultFusionDepth))
+	spread := fs.Float64("spread", mnemo.DefaultSpreadWeight, "in text and hybrid mode, the share `W` in [0, 1] of a match's score that the records next to it in its group (\""+mnemo.GroupField+"\", by \""+mnemo.PositionField+"\", as import stores a line's group and position) get, as the memory adapters query; 0 turns it off")
+	spreadWindow := fs.Int("spread-window", mnemo.DefaultSpreadWindow, "how many records `N` on each side of a match --spread lifts")
 	asJSON := fs.Bool("json", false, "print the answer as one JSON line, as --queries does")
 	skipBad := fs.Bool("skip-bad", false, "with --queries: report bad lines on standard error and go on instead of stopping")
 	if err := fs.parse(args); err != nil {
@@ -50,6 +57,7 @@ func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr i
 	}
 	mode := mnemo.Mode(*modeName)
 	hybridFlags := fs.isSet("fusion") || fs.isSet("vector-weight") || fs.isSet("depth")
+	spreadFlags := fs.isSet("spread") || fs.isSet("spread-window")
 	switch {
 	case *queries != "" && (*vecJSON != "" || *text != ""):
 		return fs.fail("--queries goes without --vector and --text: each line holds its query")
@@ -75,6 +83,14 @@ func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr i
 		return fs.fail("--depth %d, want >= 0", *depth)
 	case hybridFlags && (mode == mnemo.ModeText || mode == mnemo.ModeVector):
 		return fs.fail("--fusion, --vector-weight and --depth tune hybrid queries, not --mode %s", mode)
+	case !(*spread >= 0 && *spread <= 1):
+		return fs.fail("--spread %v, want a number in [0, 1]", *spread)
+	case *spreadWindow < 1:
+		return fs.fail("--spread-window %d, want >= 1", *spreadWindow)
+	case fs.isSet("spread-window") && *spread == 0:
+		return fs.fail("--spread-window goes with spreading, which --spread 0 turns off")
+	case spreadFlags && mode == mnemo.ModeVector:
+		return fs.fail("--spread and --spread-window tune text and hybrid queries, not --mode vector")
 	}
 	f, err := mnemo.ParseFilter(*filter)
 	if err != nil {
@@ -86,7 +102,8 @@ func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr i
 	}
 	defer db.Close()
 	qr := newQuerier(c, *name, mode, mnemo.Query{K: *k, Ef: *ef, Filter: f,
-		Fusion: mnemo.Fusion{Method: mnemo.FusionMethod(*fusion), VectorWeight: *vectorWeight, Depth: *depth}})
+		Fusion: mnemo.Fusion{Method: mnemo.FusionMethod(*fusion), VectorWeight: *vectorWeight, Depth: *depth},
+		Spread: querySpread(*spread, *spreadWindow)})
 	if qr.note != "" && (*text != "" && *vecJSON == "" || *queries != "") {
 		fmt.Fprintf(stderr, "mnemo query: note: %s\n", qr.note)
 	}
@@ -115,13 +132,24 @@ func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr i
 	return nil
 }
 
+// querySpread returns the spreading of --spread weight and
+// --spread-window window: mnemo.DefaultSpread's fields, nil for weight 0.
+func querySpread(weight float64, window int) *mnemo.Spread {
+	if weight == 0 {
+		return nil
+	}
+	s := mnemo.DefaultSpread()
+	s.Weight, s.Window = weight, window
+	return s
+}
+
 // A querier answers queries against one collection with the command's
 // settings. It is not safe for concurrent use.
 type querier struct {
 	c        mnemo.Collection
 	name     string
 	mode     mnemo.Mode  // ModeAuto: chosen per query
-	defaults mnemo.Query // K, Ef, Filter and Fusion of every query
+	defaults mnemo.Query // K, Ef, Filter, Fusion and Spread of every query (Spread: not in vector mode)
 	emb      embed.Embedder
 	embErr   error  // why emb is nil
 	note     string // what a text without a vector gets here in the default mode, when it is not hybrid
@@ -201,7 +229,7 @@ func (qr *querier) build(ctx context.Context, s querySpec) (mnemo.Query, error) 
 		q.Vector = v
 	}
 	if q.Mode == mnemo.ModeVector {
-		q.Text = ""
+		q.Text, q.Spread = "", nil
 	}
 	return q, nil
 }
@@ -368,7 +396,8 @@ type jsonAnswer struct {
 
 // jsonHit is the JSON form of a hit. Distance and similarity are those of
 // the query's vector (absent for a text query without one); a rank is
-// absent when its side did not find the hit or did not run.
+// absent when its side did not find the hit or did not run. Group and
+// position are the record's place, as export writes it (see toJSON).
 type jsonHit struct {
 	ID         string         `json:"id"`
 	Score      float64        `json:"score"`
@@ -379,14 +408,17 @@ type jsonHit struct {
 	TextRank   int            `json:"text_rank,omitempty"`
 	TextScore  *float64       `json:"text_score,omitempty"`
 	Metadata   map[string]any `json:"metadata,omitempty"`
+	Group      *lineGroup     `json:"group,omitempty"`
+	Position   *linePosition  `json:"position,omitempty"`
 }
 
 // writeAnswer prints the answer with id (nil: none) as one JSON line.
 func writeAnswer(w io.Writer, id json.RawMessage, hits []mnemo.Hit, withVector bool) error {
 	a := jsonAnswer{ID: id, Hits: make([]jsonHit, len(hits))}
 	for i, h := range hits {
+		r := toJSON(h.Record)
 		jh := jsonHit{ID: h.Record.ID, Score: h.Score, Content: h.Record.Content,
-			VectorRank: h.VectorRank, TextRank: h.TextRank, Metadata: h.Record.Metadata}
+			VectorRank: h.VectorRank, TextRank: h.TextRank, Metadata: r.Metadata, Group: r.Group, Position: r.Position}
 		if withVector {
 			jh.Distance, jh.Similarity = &h.Distance, &h.Similarity
 		}

@@ -362,3 +362,87 @@ func TestQueryErrors(t *testing.T) {
 		t.Errorf("--text \"?!\": exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
 	}
 }
+
+// TestQuerySpread: in text and hybrid mode query spreads by default as
+// the memory adapters do (mnemo.DefaultSpread over the place import
+// stores), --spread and --spread-window tune it, --spread 0 and vector
+// mode do without; a hit shows its place as "group" and "position".
+func TestQuerySpread(t *testing.T) {
+	var in strings.Builder
+	turns := []string{"What is your favourite fruit?", "Mangoes, without a doubt.", "And in winter?", "Oranges from the market.", "Anything else?"}
+	for i, s := range turns {
+		js, _ := json.Marshal(map[string]any{"id": fmt.Sprint("t", i), "content": s, "group": "chat", "position": i, "metadata": map[string]any{"source": "chat"}})
+		in.Write(append(js, '\n'))
+	}
+	dir := filepath.Join(t.TempDir(), "db")
+	var out, errOut bytes.Buffer
+	if code := run(t.Context(), []string{"import", "--db", dir, "--collection", "notes", "--embedder", "hashing", "--file", writeTemp(t, in.String())}, &out, &errOut); code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errOut.String())
+	}
+	const text = "favourite fruit"
+	tests := []struct {
+		name  string
+		flags []string
+		q     mnemo.Query
+	}{
+		{"default", nil, mnemo.Query{Mode: mnemo.ModeHybrid, Spread: mnemo.DefaultSpread()}},
+		{"text", []string{"--mode", "text"}, mnemo.Query{Mode: mnemo.ModeText, Spread: mnemo.DefaultSpread()}},
+		{"tuned", []string{"--spread", "0.2", "--spread-window", "1"},
+			mnemo.Query{Mode: mnemo.ModeHybrid, Spread: &mnemo.Spread{Group: mnemo.GroupField, Position: mnemo.PositionField, Weight: 0.2, Window: 1}}},
+		{"off", []string{"--spread", "0"}, mnemo.Query{Mode: mnemo.ModeHybrid}},
+		{"text off", []string{"--mode", "text", "--spread", "0"}, mnemo.Query{Mode: mnemo.ModeText}},
+		{"vector", []string{"--mode", "vector"}, mnemo.Query{Mode: mnemo.ModeVector}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"query", "--db", dir, "--collection", "notes", "--text", text, "--json"}, tt.flags...)
+			var out, errOut bytes.Buffer
+			if code := run(t.Context(), args, &out, &errOut); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			got := decodeAnswer(t, out.String()).Hits
+			q := tt.q
+			q.Text = text
+			sameHits(t, got, engineAnswer(t, dir, q), tt.q.Mode != mnemo.ModeText)
+			ids := map[string]bool{}
+			for _, h := range got {
+				ids[h.ID] = true
+				if h.Group == nil || *h.Group != "chat" || h.Position == nil || fmt.Sprint("t", *h.Position) != h.ID {
+					t.Errorf("hit %s: group %v, position %v; want chat and its turn", h.ID, h.Group, h.Position)
+				}
+				if _, ok := h.Metadata[mnemo.GroupField]; ok {
+					t.Errorf("hit %s: the place is in the metadata too: %v", h.ID, h.Metadata)
+				}
+			}
+			// Only spreading finds the answer, the turn after the match,
+			// in text mode.
+			if lifted := tt.q.Spread != nil; tt.q.Mode == mnemo.ModeText && ids["t1"] != lifted {
+				t.Errorf("hits %v: the answer t1 found %v, want %v", ids, ids["t1"], lifted)
+			}
+		})
+	}
+}
+
+// TestQuerySpreadUsage checks the spreading flags' usage errors.
+func TestQuerySpreadUsage(t *testing.T) {
+	base := []string{"query", "--db", "x", "--collection", "c", "--text", "a"}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--spread", "1.5"}, "--spread 1.5, want a number in [0, 1]"},
+		{[]string{"--spread", "-0.1"}, "--spread -0.1, want a number in [0, 1]"},
+		{[]string{"--spread", "NaN"}, "--spread NaN, want a number in [0, 1]"},
+		{[]string{"--spread-window", "0"}, "--spread-window 0, want >= 1"},
+		{[]string{"--spread", "0", "--spread-window", "3"}, "--spread-window goes with spreading, which --spread 0 turns off"},
+		{[]string{"--mode", "vector", "--spread", "0.5"}, "--spread and --spread-window tune text and hybrid queries, not --mode vector"},
+		{[]string{"--mode", "vector", "--spread-window", "1"}, "--spread and --spread-window tune text and hybrid queries, not --mode vector"},
+	}
+	for _, tt := range tests {
+		var out, errOut bytes.Buffer
+		code := run(t.Context(), append(append([]string{}, base...), tt.args...), &out, &errOut)
+		if want := "mnemo query: " + tt.want + "\nUsage: mnemo query"; code != 2 || !strings.HasPrefix(errOut.String(), want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit 2 and %q", tt.args, code, errOut.String(), want)
+		}
+	}
+}

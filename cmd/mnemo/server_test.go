@@ -96,3 +96,46 @@ func TestServerDB(t *testing.T) {
 	}
 	cmd(1, "get", "--db", db, "--collection", "missing", "a")
 }
+
+// TestServerPlace: import places records, export writes their places and
+// query spreads over them on PostgreSQL exactly as on an embedded
+// database.
+func TestServerPlace(t *testing.T) {
+	server := serverDB(t)
+	lines := []string{
+		`{"id":"a","content":"What is your favourite fruit?","group":"s1","position":0}`,
+		`{"id":"b","content":"Mangoes, without a doubt.","group":"s1","position":1}`,
+		`{"id":"c","content":"And in winter?","group":"s1"}`,
+		`{"id":"d","content":"Oranges from the market.","group":"s1"}`,
+		`{"id":"e","content":"A fruit salad then.","position":9,"metadata":{"k":"v"}}`,
+		`{"id":"f","content":"Plain fruit, no place."}`,
+	}
+	file := writeTemp(t, strings.Join(lines, "\n"))
+	outputs := func(db string) []string {
+		var got []string
+		for _, args := range [][]string{
+			{"import", "--db", db, "--collection", "c", "--embedder", "hashing", "--file", file},
+			{"export", "--db", db, "--collection", "c"},
+			{"query", "--db", db, "--collection", "c", "--text", "favourite fruit", "--mode", "text", "--json"},
+			{"query", "--db", db, "--collection", "c", "--text", "favourite fruit", "--mode", "text", "--spread", "0", "--json"},
+			{"query", "--db", db, "--collection", "c", "--text", "winter", "--spread", "0.3", "--spread-window", "1"},
+		} {
+			var out, errOut bytes.Buffer
+			if code := run(t.Context(), args, &out, &errOut); code != 0 {
+				t.Fatalf("mnemo %s: exit %d: %s", strings.Join(args, " "), code, errOut.String())
+			}
+			got = append(got, out.String())
+		}
+		return got
+	}
+	want := outputs(filepath.Join(t.TempDir(), "db"))
+	for i, got := range outputs(server) {
+		if got != want[i] {
+			t.Errorf("output %d on PostgreSQL:\n%s\nembedded:\n%s", i, got, want[i])
+		}
+	}
+	// c and d take the sequence past the positions given (e's 9 the largest).
+	if !strings.Contains(want[1], `"content":"Oranges from the market.","group":"s1","position":11}`) || !strings.Contains(want[2], `"id":"b"`) || strings.Contains(want[3], `"id":"b"`) {
+		t.Errorf("the export or the spreading is not what the test means to compare:\n%s", strings.Join(want, ""))
+	}
+}
