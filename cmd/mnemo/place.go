@@ -19,20 +19,20 @@ import (
 // A JSONL line carries them as top-level "group" (a string) and
 // "position" (an integer, |position| < 2^53):
 //
-//	{"id": "D1:3", "content": "Caroline: I went to a support group.", "group": "conv-26", "position": 2}
+//	{"id": "t3", "content": "Ana: the flight lands at nine", "group": "chat-7", "position": 3}
 //
 // A line with a position and no group is in group "". A line with a group
 // and no position gets the next position of the collection's sequence
 // (mnemo.Sequencer, the one the adapters number memories with), in line
-// order, when its batch commits. A position given is stored as given and
-// moves the sequence past it (a batch's positions given move it before
-// its other records are placed), so that the sequence, for import or for
-// the adapters, never hands out a position at or below one given. A line
-// with neither has no place (unless
-// its metadata sets the fields itself): it neither lifts nor is lifted by
-// its neighbours. Export writes a record's place back as "group" and
-// "position" when the metadata holds both as import would store them, so
-// that export then import gives the same records.
+// order, when its batch commits. A position given, at the top level or in
+// the metadata, is stored as given and moves the sequence past it (a
+// batch's positions given move it before its other records are placed),
+// so that the sequence, for import or for the adapters, never hands out
+// a position at or below one given. A line with neither has no place
+// (unless its metadata sets the fields itself): it neither lifts nor is
+// lifted by its neighbours. Export writes a record's place back as
+// "group" and "position" when the metadata holds both as import would
+// store them, so that export then import gives the same records.
 
 // lineGroup is a line's "group": a JSON string.
 type lineGroup string
