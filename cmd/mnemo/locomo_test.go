@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemodb/mnemo"
 	"github.com/mnemodb/mnemo/bench/retrieval"
 )
 
@@ -20,12 +19,10 @@ import (
 const locomoDir = "../../../shared/data/locomo-dev"
 
 // adaptersLoCoMo is the retrieval the command line's default path must
-// equal: a conversation stored and searched the memory adapters' way
-// (hybrid with the offline embedder, each turn placed in its
-// conversation, spreading by default).
-func adaptersLoCoMo(t *testing.T) func(context.Context, []retrieval.Turn) (retrieval.Index, error) {
-	return retrieval.EngineMethod{Mode: mnemo.ModeHybrid, Embedder: defaultHashing(t),
-		Spread: mnemo.DefaultSpread(), Place: retrieval.ConversationPlace}.LoCoMo
+// equal: the memory adapters' own, a fact store's default path with each
+// turn stored in its conversation's session (retrieval.SemanticFacts).
+func adaptersLoCoMo(*testing.T) func(context.Context, []retrieval.Turn) (retrieval.Index, error) {
+	return retrieval.SemanticFacts
 }
 
 // TestLoCoMoDefaultMatchesAdapters imports each LoCoMo conversation with
