@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,7 +10,7 @@ import (
 	"unicode"
 )
 
-// TestDocLinks checks every relative link of README.md and docs/ (outside
+// TestDocLinks checks every relative link of README.md and docs/**/*.md (outside
 // code): the file it names exists, and an anchor ("file.md#section" or
 // "#section") names a heading of that file, as GitHub makes anchors.
 func TestDocLinks(t *testing.T) {
@@ -18,11 +19,15 @@ func TestDocLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := []string{filepath.Join(root, "README.md")}
-	more, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	err = filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, more...)
 	anchors := map[string]map[string]bool{}
 	anchorsOf := func(path string) map[string]bool {
 		if a, ok := anchors[path]; ok {
