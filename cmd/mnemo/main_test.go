@@ -150,42 +150,6 @@ func TestUsage(t *testing.T) {
 	}
 }
 
-// TestDemo runs the demo into a kept directory and checks that each adapter
-// recalled what it should and that the database reopens from checkpoints.
-func TestDemo(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "kept")
-	var out, errOut bytes.Buffer
-	if code := run(t.Context(), []string{"demo", "--keep", dir}, &out, &errOut); code != 0 {
-		t.Fatalf("exit %d: %s%s", code, out.String(), errOut.String())
-	}
-	s := out.String()
-	for _, want := range []string{
-		"get_weather map[city:Paris]",
-		`Search("work")`, `["Paul works at Google"`,
-		`"Use detailed responses."`, "/travel/lisbon.md",
-		"user: My locker code is 4711.",
-		"The user's favourite programming language is Go",
-		"toolmem.tools", "opened by checkpoint+replay",
-	} {
-		if !strings.Contains(s, want) {
-			t.Errorf("demo output lacks %q:\n%s", want, s)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "db")); err != nil {
-		t.Fatalf("--keep did not keep the database: %v", err)
-	}
-	// Again into the same directory: refused, nothing written.
-	before, _ := os.ReadDir(dir)
-	out.Reset()
-	errOut.Reset()
-	if code := run(t.Context(), []string{"demo", "--keep", dir}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "not empty") {
-		t.Fatalf("demo --keep into a used directory: exit %d: %s", code, errOut.String())
-	}
-	if after, _ := os.ReadDir(dir); len(after) != len(before) {
-		t.Fatalf("the refused demo changed %s: %d entries, %d before", dir, len(after), len(before))
-	}
-}
-
 // TestPanicIsInternalError checks that a panic in a command is reported as
 // an internal error with exit status 3, its stack trace only on request.
 func TestPanicIsInternalError(t *testing.T) {
