@@ -25,7 +25,8 @@
 //
 //   - validation: CheckCollectionName, CheckID, CheckRecord, CheckVector,
 //     CheckQuery and CollectionConfig.Validate refuse the same input with
-//     the same sentinel errors (errors.go), matched with errors.Is;
+//     the same sentinel errors (ErrInvalidID, ErrDimension, ErrBadFilter,
+//     ...), matched with errors.Is;
 //   - configs: CollectionConfig.WithDefaults and Equal decide what a
 //     collection is, so that reopening it with another config fails
 //     (ErrCollectionExists) the same way;

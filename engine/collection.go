@@ -23,7 +23,7 @@ import (
 
 // Collection is a named set of records with one vector dimension and
 // metric, an index over their vectors and a logical log. It implements
-// mnemo.Sequencer (sequence.go). It is safe for concurrent use by
+// mnemo.Sequencer. It is safe for concurrent use by
 // multiple goroutines. A Collection stays valid until its
 // database is closed or the collection dropped; then every method returns
 // ErrClosed or ErrCollectionNotFound.

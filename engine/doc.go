@@ -33,13 +33,15 @@
 // Only after the commit is the in-memory index updated. A reservation of
 // positions (Collection.Reserve, mnemo.Sequencer) is committed without an
 // fsync of its own: the records that use the positions are written after
-// it to the same log, which Pebble replays as a prefix (sequence.go).
+// it to the same log, which Pebble replays as a prefix.
 //
 // What can go wrong below that is handled in one place each: a directory
-// knows it is a database (identity.go), Pebble's fatal errors become the
-// DB's errors instead of ending the process (fatal.go), writes are refused
-// with ErrNoSpace below a free-space floor (space.go), and writes lost
-// from Pebble's log are detected at Open (seqmark.go). README's "durability
+// knows it is a database (its MNEMO file; Open refuses another directory
+// with ErrNotDatabase), Pebble's fatal errors become the DB's errors
+// (ErrFailed) instead of ending the process, writes are refused with
+// ErrNoSpace below a free-space floor (Options.MinFreeSpace), and writes
+// lost from Pebble's log are detected at Open (from its SEQMARK file, as
+// corruption: IsCorruption). README's "durability
 // promise" section says exactly what is detected and what is not.
 //
 // # Restart
@@ -63,7 +65,7 @@
 // DB.Backup writes a consistent copy of a live database into a new
 // directory (Pebble's checkpoint, hard-linked where it can be, plus the
 // index checkpoints); restore is opening the copy. DB.Compact gives the
-// space of deleted records back. See backup.go and compact.go.
+// space of deleted records back.
 //
 // # Live access
 //
@@ -72,12 +74,12 @@
 // socket in its directory, live.sock (mode 0600, peers' credentials
 // checked on both sides); DialLive is the client, a read-only mnemo.Store
 // with Stats, Verify and Backup run by the holder. Options.NoLiveAccess
-// turns it off. See liveserver.go, live.go and docs/live-access.md.
+// turns it off. docs/live-access.md in the repository describes it.
 //
 // On-disk layout. Keys in Pebble start with a tag byte; cid is the
 // collection's numeric id, 4 bytes big-endian, so a collection's records
 // sort by ID and its 'd', 'l' and 'x' keys form contiguous ranges, which
-// Drop deletes with range deletions (keys.go):
+// Drop deletes with range deletions:
 //
 //	'c' name                 collection id and config (JSON)
 //	'm' "nextcollection"     next collection id (u32 big-endian)
@@ -85,11 +87,10 @@
 //	'l' cid(4) seq(8)        logical log (package wal): one record per write batch
 //	'p' cid(4)               checkpoint descriptor (JSON): file, log sequence, size, time
 //	'x' cid(4) key(8)        full-text entry of the record with that index key: length and
-//	                         term frequencies (format: package engine/internal/bm25, the
-//	                         BM25 index; read and checked by text.go), in the record's
-//	                         batch; none when the collection's full-text index is disabled
+//	                         term frequencies, checked when read, in the record's batch;
+//	                         none when the collection's full-text index is disabled
 //	's' cid(4)               the collection's next position (mnemo.Sequencer), u64 big-endian;
-//	                         none while its sequence is unset (sequence.go)
+//	                         none while its sequence is unset
 //
 // Files beside Pebble's in <dir>:
 //
@@ -105,7 +106,7 @@
 // sequence it covers, in hex (8 and 16 digits), and its extension is the
 // collection's index kind. An Open that may write removes the checkpoint
 // files no descriptor names (temporary ones included), which a crash
-// between the steps of a checkpoint can leave (checkpoint.go).
+// between the steps of a checkpoint can leave.
 //
 // # Queries, distances and filters
 //
@@ -121,17 +122,21 @@
 // Defaults are safe: a query that sets no Ef on a small collection (up to
 // n*(dimension+16) = 8,000,000, e.g. 20,000 vectors of 384 dimensions) is
 // answered by an exact scan, which there costs less than the graph takes
-// to reach a recall of 0.95 on data without structure (see plan.go); larger
-// collections walk the graph at EfSearch (default 64: recall@10 0.95 or
-// more on the benchmark sets in the README). To trade recall for speed,
-// set Query.Ef (which chooses the graph at any size) or the collection's
-// EfSearch lower; for more recall, higher, or set Query.Exact.
+// to reach a recall of 0.95 on data without structure (figures in
+// docs/performance-notes.md; Collection.QueryPlan says which plan a query
+// takes); larger collections walk the graph at EfSearch (default 64:
+// recall@10 0.95 or more on the benchmark sets in the README). To trade
+// recall for speed, set Query.Ef (which chooses the graph at any size) or
+// the collection's EfSearch lower; for more recall, higher, or set
+// Query.Exact.
 //
 // # Errors
 //
 // Bad input (dimension, non-finite values, a zero vector under cosine, an
 // empty, over-long or non-UTF-8 ID, metadata JSON cannot carry, an unknown
 // collection, a malformed filter, use after Close) returns an error that
-// matches one of the sentinels in errors.go with errors.Is, and writes
-// nothing.
+// matches one of package mnemo's sentinels with errors.Is
+// (mnemo.ErrDimension, mnemo.ErrInvalidID, mnemo.ErrCollectionNotFound,
+// mnemo.ErrClosed, ...), and writes nothing. This package's own sentinels
+// (ErrLocked, ErrNoSpace, ErrCorrupt, ...) report the database's state.
 package engine

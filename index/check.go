@@ -14,7 +14,9 @@ import (
 //   - the entry point is set exactly when some node is, and sits on the top
 //     level of the graph;
 //   - the key map and the node keys agree, and Len counts the live nodes;
-//   - every anchor links to the node it anchors (see link.go);
+//   - every anchor links to the node it anchors (every node but the entry
+//     point has an anchor, a node whose layer-0 list must keep a link to
+//     it);
 //   - every live node is reachable from the entry point on layer 0;
 //   - no node is retired (see Compact) unless a Compact is under way.
 //

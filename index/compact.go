@@ -13,7 +13,8 @@ import (
 // search from the node adds to them when they are fewer than a list
 // holds), and each new neighbour of a live node is offered a link back; a
 // new entry point is chosen if the old one was deleted; and every node
-// anchored by a tombstone gets another anchor first (see link.go), so that
+// anchored by a tombstone gets another anchor first (a node on layer 0
+// whose list must keep a link to it), so that
 // each live node keeps a path from the entry point on layer 0 throughout.
 // Each list that linked to a tombstone costs about (2M)^2 distances to
 // score its candidates and the heuristic's among the nearest

@@ -46,7 +46,7 @@
 // transparent huge pages on Linux (when the kernel gives them to advised
 // memory only, and not under GODEBUG=disablethp=1), because a search's
 // random reads over a large index otherwise miss the TLB as well as the
-// cache (pages.go). Keys map to dense uint32 ids. A search uses a pooled
+// cache. Keys map to dense uint32 ids. A search uses a pooled
 // scratch (a visited bitset, two typed heaps) and allocates nothing when the
 // caller supplies the result slice. Expanding a node gathers its unvisited
 // neighbours and scores them all with one call of a row kernel
@@ -57,8 +57,10 @@
 // searches never block; writers to one node's list serialise on a striped
 // lock.
 //
-// Every node stays reachable from the entry point on layer 0: see the
-// comment on anchors in link.go. Together with a search that also starts
+// Every node stays reachable from the entry point on layer 0: each node
+// but the entry point has an anchor, a node whose layer-0 list must keep a
+// link to it through pruning, Compact and restores ([HNSW.Check] verifies
+// it). Together with a search that also starts
 // at the entry point, this makes a search whose ef covers the index exact,
 // and a filtered search return min(k, admitted) results.
 //
@@ -69,7 +71,7 @@
 // plan. [HNSWOptions].Quantize = [SQ8] keeps, beside each float32 vector,
 // 8-bit codes on per-dimension ranges that the index learns from the
 // vectors it holds (and learns again, re-encoding, as new vectors fall
-// outside them; see quantize.go). A search quantizes the query to signed
+// outside them). A search quantizes the query to signed
 // bytes and walks every layer on integer inner products of the codes,
 // which with the links are less than half of the float32 record's bytes,
 // then re-ranks its ef candidates by float32 distance (below ef 2k, with
@@ -99,11 +101,10 @@
 // # Snapshots
 //
 // WriteTo writes a versioned, checksummed snapshot and [Read] restores
-// either (the HNSW graph as it was, without rebuilding; format drawn
-// in snapshot.go and records.go). Readers treat every byte as hostile:
-// truncated, flipped or crafted input returns an error for which
-// [IsCorruption] is true, never a panic, and no allocation is sized by an
-// unchecked count.
+// either (the HNSW graph as it was, without rebuilding). Readers treat
+// every byte as hostile: truncated, flipped or crafted input returns an
+// error for which [IsCorruption] is true, never a panic, and no allocation
+// is sized by an unchecked count.
 //
 // # Invariants
 //

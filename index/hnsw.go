@@ -727,7 +727,7 @@ func (h *HNSW) Keys(dst []uint64) []uint64 {
 
 // MemoryBytes estimates the memory held by the index: chunks (vectors,
 // links, keys, levels, flags, anchors, upper-layer lists), the unused
-// part of the slab chunks are carved from (see pages.go), the writer
+// part of the slabs chunks are carved from, the writer
 // locks, the SQ8 ranges and the key map.
 func (h *HNSW) MemoryBytes() int64 {
 	h.mu.RLock()

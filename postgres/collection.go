@@ -17,8 +17,9 @@ import (
 )
 
 // Collection is one collection of a Store: a table of records with an
-// HNSW index over their vectors, beside its full-text index (text.go). It
-// implements mnemo.Collection and mnemo.Sequencer (positions.go) and is
+// HNSW index over their vectors, beside its full-text index (postings
+// kept on write; see the package doc). It implements mnemo.Collection and
+// mnemo.Sequencer (Reserve, Advance) and is
 // safe for concurrent use by multiple goroutines. It stays valid until
 // the Store is closed or the collection dropped (by any process): then
 // its calls fail with mnemo.ErrClosed or mnemo.ErrCollectionNotFound.

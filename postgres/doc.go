@@ -64,7 +64,7 @@
 //
 // Reserve advances the row in one UPDATE, its own transaction, so the
 // server's row lock orders the reservations of every process, and each
-// is committed before Reserve returns (positions.go).
+// is committed before Reserve returns.
 //
 // # Semantics
 //

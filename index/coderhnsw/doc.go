@@ -17,7 +17,7 @@
 // # Snapshots
 //
 // [Index.WriteTo] writes the keys and vectors in the record format of the
-// flat index, under its own magic number (format drawn in snapshot.go), and
+// flat index, under its own magic number, and
 // [Read] rebuilds the graph from them. Readers treat every byte as hostile:
 // damage yields an error for which [index.IsCorruption] is true.
 package coderhnsw

@@ -46,7 +46,7 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// WriteTo writes a snapshot of the index to w (format in snapshot.go): the
+// WriteTo writes a snapshot of the index to w: the
 // keys and vectors in key order, and the parameters. coder/hnsw's own
 // Export is not used: after deletions v0.6.1 exports neighbour references
 // to removed nodes, and a graph imported from such an export panics in

@@ -179,7 +179,7 @@ type Options struct {
 	Counter Counter
 	// Recall keeps evicted rounds searchable and spends RecallShare of the
 	// budget (default 0.25) on those most relevant to the newest user
-	// message; see persist.go.
+	// message.
 	Recall      bool
 	RecallShare float64
 	// MinSimilarity is the cosine similarity to the newest user message
@@ -472,11 +472,10 @@ func (w *Window) Clear(ctx context.Context) error { return w.SetMessages(ctx, ni
 // recorded in order: they are validated as Record validates them, and
 // nothing changes when one is rejected. A stored window replaces the
 // stored messages atomically: a reopened session, after a crash at any
-// point, holds the old messages or msgs, never a mix (see persistAll in
-// persist.go). It returns an error only when msgs were not stored; when
-// removing the old messages after them failed, the window holds msgs and
-// the removal is finished before the next message is stored, or at the
-// next open. msgs is copied.
+// point, holds the old messages or msgs, never a mix. It returns an error
+// only when msgs were not stored; when removing the old messages after
+// them failed, the window holds msgs and the removal is finished before
+// the next message is stored, or at the next open. msgs is copied.
 func (w *Window) SetMessages(ctx context.Context, msgs []Message) error {
 	if err := w.mu.Lock(ctx); err != nil {
 		return err
