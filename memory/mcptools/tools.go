@@ -34,9 +34,10 @@ type Options struct {
 	// history_search searches every stored session and history_read
 	// needs a session in each call.
 	Session string
-	// Embedder embeds facts and tool-usage questions; default the
-	// offline embedder (embed.NewHashing(0)), as the adapters'. An app
-	// and the tools that share a memory must use the same one: a
+	// Embedder embeds facts and tool-usage questions; nil means the
+	// adapters' default, the offline hashing embedder, which matches
+	// words, not meaning (to choose it: e, err := embed.NewHashing(0)).
+	// An app and the tools that share a memory must use the same one: a
 	// collection made by another is an error wrapping embed.ErrMismatch.
 	Embedder embed.Embedder
 	// Prefix is put before every tool name ("mnemo_" gives

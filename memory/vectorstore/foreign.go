@@ -118,8 +118,9 @@ func (f *Foreign) check(v []float32) error {
 	return usable(mnemo.CollectionConfig{Dimension: f.dim, Metric: mnemo.Dot}, v)
 }
 
-// DefaultEmbedder returns e, or when e is nil the offline default,
-// embed.NewHashing(0).
+// DefaultEmbedder returns e, or when e is nil the offline default, the
+// hashing embedder of the default dimension (what embed.NewHashing(0)
+// returns), which matches words, not meaning.
 func DefaultEmbedder(e embed.Embedder) (embed.Embedder, error) {
 	if e != nil {
 		return e, nil

@@ -36,8 +36,9 @@ const Kind = "vectorstore"
 type Options struct {
 	// Collection the Store works on; default DefaultCollection.
 	Collection string
-	// Embedder embeds documents and queries; nil means
-	// embed.NewHashing(0), the offline embedder (see DefaultEmbedder).
+	// Embedder embeds documents and queries; nil means the offline
+	// hashing embedder, which matches words, not meaning (to choose it:
+	// e, err := embed.NewHashing(0); DefaultEmbedder does the same).
 	Embedder embed.Embedder
 	// Mode is how a Search whose own Mode is empty retrieves:
 	// mnemo.ModeHybrid (the default when empty), mnemo.ModeVector or

@@ -188,8 +188,8 @@ type Options struct {
 	// (embed.Calibrated: 0.05 for the offline hashing embedder) or
 	// DefaultMinSimilarity.
 	MinSimilarity *float32
-	// Embedder for recall; nil means the offline hashing embedder
-	// (embed.NewHashing(0)).
+	// Embedder for recall; nil means the offline hashing embedder, which
+	// matches words, not meaning (to choose it: e, err := embed.NewHashing(0)).
 	Embedder embed.Embedder
 	// Logger receives the window's diagnostic messages (a recall index
 	// left to repair on a later call, with the error) and, for a window
