@@ -32,14 +32,20 @@ func Example() {
 		}
 		b.Close()
 	}
-	log.Replay(1, func(r wal.Record) error {
+	err = log.Replay(1, func(r wal.Record) error {
 		fmt.Printf("%d: %s\n", r.Seq, r.Payload)
 		return nil
 	})
+	if err != nil {
+		panic(err)
+	}
 	if err := log.Truncate(1, pebble.Sync); err != nil {
 		panic(err)
 	}
-	n, _ := log.Count(1)
+	n, err := log.Count(1)
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println("after truncating 1:", n, "record, last seq", log.LastSeq())
 	// Output:
 	// 1: set a=1
