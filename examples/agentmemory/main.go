@@ -13,14 +13,24 @@
 //
 // Every adapter here uses the default embedder, which is offline: it needs
 // no network and no model file, and it matches words (and parts of words),
-// not meaning. To match by meaning, give each adapter an embedder backed
-// by a model, as the Embedder field of its options:
+// not meaning. To match by meaning, make an embedder backed by a model,
+// either for any OpenAI-compatible server (an empty BaseURL means OpenAI's,
+// and the key is read from OPENAI_API_KEY):
 //
 //	e, err := embed.NewOpenAI(embed.OpenAIOptions{HTTPOptions: embed.HTTPOptions{
-//		BaseURL: "https://api.openai.com/v1", Model: "text-embedding-3-small", Dimension: 1536}})
-//	// or, for a local Ollama server:
+//		Model: "text-embedding-3-small", Dimension: 1536}})
+//
+// or for a local Ollama server:
+//
 //	e, err := embed.NewOllama(embed.HTTPOptions{Model: "nomic-embed-text", Dimension: 768})
+//
+// and give it to each adapter as the Embedder field of its options:
+//
 //	tools, err := toolmem.New(ctx, db.Store(), &toolmem.Options{Embedder: e})
+//	facts, err := store.NewSemantic(ctx, db.Store(), &store.SemanticOptions{Embedder: e})
+//	docs, err := docstore.Open(dir, &docstore.Options{Semantic: true, Embedder: e})
+//	conv, err := window.NewStored(ctx, db.Store(), "conversation", 60, &window.Options{Recall: true, Embedder: e})
+//	vm, err := chat.NewVector(ctx, db.Store(), &chat.VectorOptions{Embedder: e})
 //
 // A memory is bound to the embedder that made it: reopening it with
 // another is an error (memory/reembed moves a memory to a new embedder).
