@@ -58,8 +58,9 @@ func demo(ctx context.Context, args []string, out, stderr io.Writer) error {
 	p("")
 	p("Each adapter turns text into vectors with an embedder. This demo uses the")
 	p("default one, which runs offline and needs no model: it matches words, not")
-	p("meaning. To match by meaning, set an adapter's Embedder option to")
-	p("embed.NewOpenAI (any OpenAI-compatible server) or embed.NewOllama.")
+	p("meaning. To match by meaning, give each adapter, as its Embedder option, an")
+	p("embedder backed by a model: embed.NewOpenAI (any OpenAI-compatible server)")
+	p("or embed.NewOllama makes one.")
 
 	db, err := engine.Open(filepath.Join(dir, "db"), nil)
 	if err != nil {

@@ -35,7 +35,7 @@ func TestDemo(t *testing.T) {
 		"user: My locker code is 4711.",
 		"The user's favourite programming language is Go, score",
 		"3 tool calls, 3 facts,\n   2 documents and 10 conversation messages.",
-		demoExample, "embed.NewOpenAI", "embed.NewOllama", "matches words, not\nmeaning",
+		demoExample, "embed.NewOpenAI", "embed.NewOllama", "it matches words, not\nmeaning.",
 		"The database is kept in " + dir,
 	} {
 		if !strings.Contains(s, want) {
