@@ -106,6 +106,55 @@
 // error for which [IsCorruption] is true, never a panic, and no allocation
 // is sized by an unchecked count.
 //
+// The snapshot of an [HNSW] (all integers little-endian):
+//
+//	+---------------------------------------------------------------+
+//	| magic "MNEMOHNS" (8)                                          |
+//	| version u16 = 2 | metric u8 | quantization u8                 |
+//	| dim u32 | M u32 | efConstruction u32 | efSearch u32           |
+//	| seed u64 | nodes u32 | entry u32 | entry level u32            |
+//	| header CRC-32C u32 (of the bytes above)                       |
+//	+---------------------------------------------------------------+
+//	| node 0 .. nodes-1, each:                                      |
+//	|   flags u8 (1 = tombstoned, 2 = released slot)                |
+//	|   released slot: nothing more                                 |
+//	|   otherwise: key u64 | level u8 | vector dim x f32           |
+//	|     then for layer 0..level: count u32 | count x u32 ids     |
+//	+---------------------------------------------------------------+
+//	| CRC-32C u32 of every byte from the magic to the last node     |
+//	+---------------------------------------------------------------+
+//
+// Version 1 had a reserved zero byte where version 2 has the quantization
+// (0 none, 1 SQ8); the reader takes both. Codes are not stored: the writer
+// and the reader both train the ranges on all the vectors and encode them,
+// which gives the same codes. (Before per-dimension ranges, SQ8 codes had
+// a scale per vector; a snapshot of that time loads to the new codes.)
+//
+// The reader treats every byte as hostile: it checks the header checksum
+// before trusting a count, allocates storage a chunk at a time as node
+// records actually arrive (never from a claimed count), checks every link
+// and level, verifies the trailing checksum, and returns an error wrapping
+// ErrCorrupt for anything wrong.
+//
+// The snapshot of a [Flat] index, the record format, keeps nothing but
+// keys and vectors (little-endian):
+//
+//	+-------------------------------------------------------------+
+//	| magic (8): "MNEMOFLT"                                       |
+//	| version u16 = 1 | metric u8 | reserved u8 = 0               |
+//	| dim u32 | count u64 | param1 u32 | param2 u32               |
+//	| header CRC-32C u32                                          |
+//	+-------------------------------------------------------------+
+//	| count x ( key u64 | vector dim x f32 )                      |
+//	+-------------------------------------------------------------+
+//	| CRC-32C u32 of everything before it                         |
+//	+-------------------------------------------------------------+
+//
+// param1 and param2 are backend parameters, zero for the flat index
+// (package index/coderhnsw writes the same layout under "MNEMOCDR", with M
+// and EfSearch there). Vectors are stored as the index holds them
+// (normalised under Cosine).
+//
 // # Invariants
 //
 // [HNSW.Check] verifies the structure (links in range and to live or

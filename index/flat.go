@@ -216,8 +216,9 @@ func (f *Flat) MemoryBytes() int64 {
 	return int64(cap(f.vecs))*4 + int64(cap(f.keys))*8 + int64(len(f.rows))*20
 }
 
-// WriteTo writes a snapshot of the index to w in the record format: the
-// keys and vectors, versioned and checksummed, which Read restores.
+// WriteTo writes a snapshot of the index to w in the record format (drawn
+// in the package doc): the keys and vectors, versioned and checksummed,
+// which Read restores.
 func (f *Flat) WriteTo(w io.Writer) (int64, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()

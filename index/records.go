@@ -5,24 +5,8 @@ import (
 	"io"
 )
 
-// The record snapshot format of the flat index, which keeps nothing but
-// keys and vectors (little-endian):
-//
-//	+-------------------------------------------------------------+
-//	| magic (8): "MNEMOFLT"                                       |
-//	| version u16 = 1 | metric u8 | reserved u8 = 0               |
-//	| dim u32 | count u64 | param1 u32 | param2 u32               |
-//	| header CRC-32C u32                                          |
-//	+-------------------------------------------------------------+
-//	| count x ( key u64 | vector dim x f32 )                      |
-//	+-------------------------------------------------------------+
-//	| CRC-32C u32 of everything before it                         |
-//	+-------------------------------------------------------------+
-//
-// param1 and param2 are backend parameters, zero for the flat index
-// (package index/coderhnsw writes the same layout under "MNEMOCDR", with M
-// and EfSearch there). Vectors are stored as the index holds them
-// (normalised under Cosine).
+// The record snapshot format of the flat index is drawn in the package
+// doc (doc.go).
 
 var flatMagic = [8]byte{'M', 'N', 'E', 'M', 'O', 'F', 'L', 'T'}
 

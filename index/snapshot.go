@@ -11,35 +11,8 @@ import (
 	"math"
 )
 
-// Snapshot format of the native HNSW (all integers little-endian):
-//
-//	+---------------------------------------------------------------+
-//	| magic "MNEMOHNS" (8)                                          |
-//	| version u16 = 2 | metric u8 | quantization u8                 |
-//	| dim u32 | M u32 | efConstruction u32 | efSearch u32           |
-//	| seed u64 | nodes u32 | entry u32 | entry level u32            |
-//	| header CRC-32C u32 (of the bytes above)                       |
-//	+---------------------------------------------------------------+
-//	| node 0 .. nodes-1, each:                                      |
-//	|   flags u8 (1 = tombstoned, 2 = released slot)                |
-//	|   released slot: nothing more                                 |
-//	|   otherwise: key u64 | level u8 | vector dim x f32           |
-//	|     then for layer 0..level: count u32 | count x u32 ids     |
-//	+---------------------------------------------------------------+
-//	| CRC-32C u32 of every byte from the magic to the last node     |
-//	+---------------------------------------------------------------+
-//
-// Version 1 had a reserved zero byte where version 2 has the quantization
-// (0 none, 1 SQ8); the reader takes both. Codes are not stored: the writer
-// and the reader both train the ranges on all the vectors and encode them,
-// which gives the same codes. (Before per-dimension ranges, SQ8 codes had
-// a scale per vector; a snapshot of that time loads to the new codes.)
-//
-// The reader treats every byte as hostile: it checks the header checksum
-// before trusting a count, allocates storage a chunk at a time as node
-// records actually arrive (never from a claimed count), checks every link
-// and level, verifies the trailing checksum, and returns an error wrapping
-// ErrCorrupt for anything wrong.
+// The snapshot format of the native HNSW is drawn in the package doc
+// (doc.go), with what the reader checks.
 
 var hnswMagic = [8]byte{'M', 'N', 'E', 'M', 'O', 'H', 'N', 'S'}
 

@@ -16,8 +16,26 @@
 //
 // # Snapshots
 //
-// [Index.WriteTo] writes the keys and vectors in the record format of the
-// flat index, under its own magic number, and
-// [Read] rebuilds the graph from them. Readers treat every byte as hostile:
-// damage yields an error for which [index.IsCorruption] is true.
+// [Index.WriteTo] writes the keys and vectors, and [Read] rebuilds the
+// graph from them. Readers treat every byte as hostile: damage yields an
+// error for which [index.IsCorruption] is true.
+//
+// The snapshot is package index's record format (that of its flat index)
+// under a magic number of its own, all integers little-endian:
+//
+//	+-------------------------------------------------------------+
+//	| magic (8): "MNEMOCDR"                                       |
+//	| version u16 = 1 | metric u8 | reserved u8 = 0               |
+//	| dim u32 | count u64 | M u32 | EfSearch u32                  |
+//	| header CRC-32C u32 (of the bytes above)                     |
+//	+-------------------------------------------------------------+
+//	| count x ( key u64 | vector dim x f32 )                      |
+//	+-------------------------------------------------------------+
+//	| CRC-32C u32 of everything before it                         |
+//	+-------------------------------------------------------------+
+//
+// Vectors are stored as the index holds them (normalised under Cosine).
+// The reader checks the header checksum before trusting the header, adds
+// records as they arrive (it never allocates for a claimed count), checks
+// every vector as Add does, and verifies the trailing checksum.
 package coderhnsw

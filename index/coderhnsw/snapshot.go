@@ -16,24 +16,7 @@ import (
 	"github.com/mnemodb/mnemo/index"
 )
 
-// Snapshot format: package index's record format (that of its flat index)
-// under a magic number of its own, all integers little-endian:
-//
-//	+-------------------------------------------------------------+
-//	| magic (8): "MNEMOCDR"                                       |
-//	| version u16 = 1 | metric u8 | reserved u8 = 0               |
-//	| dim u32 | count u64 | M u32 | EfSearch u32                  |
-//	| header CRC-32C u32 (of the bytes above)                     |
-//	+-------------------------------------------------------------+
-//	| count x ( key u64 | vector dim x f32 )                      |
-//	+-------------------------------------------------------------+
-//	| CRC-32C u32 of everything before it                         |
-//	+-------------------------------------------------------------+
-//
-// Vectors are stored as the index holds them (normalised under Cosine).
-// The reader checks the header checksum before trusting the header, adds
-// records as they arrive (it never allocates for a claimed count), checks
-// every vector as Add does, and verifies the trailing checksum.
+// The snapshot format is drawn in the package doc (doc.go).
 
 var magic = [8]byte{'M', 'N', 'E', 'M', 'O', 'C', 'D', 'R'}
 
@@ -46,7 +29,8 @@ const (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// WriteTo writes a snapshot of the index to w: the
+// WriteTo writes a snapshot of the index to w (format in the package
+// doc): the
 // keys and vectors in key order, and the parameters. coder/hnsw's own
 // Export is not used: after deletions v0.6.1 exports neighbour references
 // to removed nodes, and a graph imported from such an export panics in
