@@ -198,25 +198,22 @@ func (c *Collection) searchText(q mnemo.Query, k int, cand admittedKeys) []bm25.
 	if cand.ok && keys == nil {
 		return nil // the filter admits nothing
 	}
-	// As searchTies: the full-text index orders a tie by key.
+	// As searchTies: the full-text index orders a tie by key, and returns
+	// every result tied with the k-th, to be ordered by ID here.
 	terms := analysis.Terms(q.Text)
-	for n := k + 1; ; n *= 2 {
-		var res []bm25.Result
-		if keys != nil {
-			res = c.text.SearchKeys(terms, n, p, keys, admit)
-		} else {
-			res = c.text.Search(terms, n, p, admit)
-		}
-		if len(res) < n || res[n-1].Score != res[k-1].Score {
-			slices.SortStableFunc(res, func(a, b bm25.Result) int {
-				if d := cmp.Compare(b.Score, a.Score); d != 0 {
-					return d
-				}
-				return strings.Compare(c.keys[a.Key], c.keys[b.Key])
-			})
-			return res[:min(len(res), k)]
-		}
+	var res []bm25.Result
+	if keys != nil {
+		res = c.text.SearchKeysTies(terms, k, p, keys, admit)
+	} else {
+		res = c.text.SearchTies(terms, k, p, admit)
 	}
+	slices.SortStableFunc(res, func(a, b bm25.Result) int {
+		if d := cmp.Compare(b.Score, a.Score); d != 0 {
+			return d
+		}
+		return strings.Compare(c.keys[a.Key], c.keys[b.Key])
+	})
+	return res[:min(len(res), k)]
 }
 
 // fillDistances sets Distance and Similarity of hits that lack them (found

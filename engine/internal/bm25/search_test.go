@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -269,5 +270,52 @@ func TestSearchKeysMatchesReference(t *testing.T) {
 	}
 	if got := New().SearchKeys([]string{"a"}, 3, mnemo.BM25{K1: 1.2, B: 0.75}, []uint64{1}, nil); got != nil {
 		t.Fatalf("an empty index: %v", got)
+	}
+}
+
+// TestSearchPathsAgree: on skewed text (a few terms in most documents,
+// so that MaxScore cuts the long lists), a record's score is the same
+// bits whichever way Search computed it, by walking the lists or by
+// looking the terms left up in the record's own after the cut: the
+// pruned top k is exactly the head of the exhaustive ranking (k above the
+// number of documents, where nothing is cut), as are SearchKeys' over
+// every key. SearchTies returns that head and every result tied with its
+// k-th, and SearchKeysTies the same.
+func TestSearchPathsAgree(t *testing.T) {
+	r := newRand(t)
+	for round := range 10 {
+		idx, n := New(), 2000+r.IntN(2000)
+		z := rand.NewZipf(r, 1.1, 2, 3000)
+		words := func(lo, hi int) []string {
+			w := make([]string, lo+r.IntN(hi-lo+1))
+			for i := range w {
+				w[i] = fmt.Sprintf("w%d", z.Uint64())
+			}
+			return w
+		}
+		keys := make([]uint64, n)
+		for key := range n {
+			idx.Add(uint64(key), docOf(strings.Join(words(6, 30), " ")))
+			keys[key] = uint64(key)
+		}
+		for range 50 {
+			q, p, k := words(2, 8), randomParams(r), 1+r.IntN(40)
+			all := idx.Search(q, n+1, p, nil)
+			want := all[:min(k, len(all))]
+			tied := len(want)
+			for tied < len(all) && all[tied].Score == want[k-1].Score {
+				tied++
+			}
+			check := func(name string, got, want []Result) {
+				t.Helper()
+				if !slices.Equal(got, want) {
+					t.Fatalf("round %d, query %q, k %d, %+v: %s\ngot  %v\nwant %v", round, q, k, p, name, got, want)
+				}
+			}
+			check("Search", idx.Search(q, k, p, nil), want)
+			check("SearchKeys", idx.SearchKeys(q, k, p, keys, nil), want)
+			check("SearchTies", idx.SearchTies(q, k, p, nil), all[:tied])
+			check("SearchKeysTies", idx.SearchKeysTies(q, k, p, keys, nil), all[:tied])
+		}
 	}
 }
