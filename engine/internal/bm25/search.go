@@ -260,13 +260,25 @@ func (t *Index) searchKeys(query []string, k int, p mnemo.BM25, keys []uint64, a
 func (acc *accumulator) results(k int, admit func(uint64) bool, ties bool) []Result {
 	var out []Result
 	if ties {
-		kth := kthScore(acc, k, admit) // 0 when fewer than k: all of them
+		// One pass: the heap finds the k-th best score, and out keeps
+		// every result that reached the heap's least score when it was
+		// read (which only rises, up to the k-th): a superset of those
+		// at or above the k-th.
+		h := acc.heap[:0]
 		for _, key := range acc.touched {
 			s := acc.score[key]
 			acc.score[key] = 0
-			if s >= kth && (admit == nil || admit(key)) {
-				out = append(out, Result{key, s})
+			if len(h) == k && s < h[0].Score || admit != nil && !admit(key) {
+				continue
 			}
+			out = append(out, Result{key, s})
+			if len(h) < k || better(Result{key, s}, h[0]) {
+				h.push(Result{key, s}, k)
+			}
+		}
+		acc.heap = h
+		if len(h) == k {
+			out = slices.DeleteFunc(out, func(r Result) bool { return r.Score < h[0].Score })
 		}
 		out = resultHeap(out).sorted()
 	} else {
