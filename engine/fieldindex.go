@@ -48,6 +48,18 @@ func (p *fieldIndex) forget(meta map[string]any) {
 	}
 }
 
+// hasOrder reports whether the order that order would return is kept.
+func (p *fieldIndex) hasOrder(group string, value any, pos string) bool {
+	p.ordersMu.Lock()
+	defer p.ordersMu.Unlock()
+	if group == "" {
+		_, ok := p.whole[pos]
+		return ok
+	}
+	_, ok := p.orders[group][value][pos]
+	return ok
+}
+
 // order returns the order of the records whose field group equals value
 // (group "": the whole collection), by the position field pos, as kept
 // since the last write that changed it, or builds it with build and

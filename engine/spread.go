@@ -94,9 +94,12 @@ type spreader struct {
 // neighbours appends to out the neighbours of the candidate key at
 // position p of group g (members: the group's keys; nil when the whole
 // collection is one group): the w admitted records nearest below p and
-// the w nearest above, nearer first, equal positions in ID order.
+// the w nearest above, nearer first, equal positions in ID order. A
+// group read in order already, or small enough to sort at once, is
+// searched in order; a large one is walked first.
 func (s *spreader) neighbours(out []uint64, key uint64, g any, p float64, members map[uint64]struct{}) []uint64 {
-	if math.Abs(p) < walkLimit && (members == nil || len(members) > walkSteps) {
+	_, known := s.sorted[g]
+	if !known && math.Abs(p) < walkLimit && (members == nil || len(members) > sortLimit) && !s.c.fields.hasOrder(s.nb.Group, g, s.nb.Position) {
 		below, okBelow := s.walk(out, key, p, -1, members)
 		if okBelow {
 			if all, ok := s.walk(below, key, p, 1, members); ok {
@@ -106,6 +109,10 @@ func (s *spreader) neighbours(out []uint64, key uint64, g any, p float64, member
 	}
 	return s.inOrder(out, key, g, p, members)
 }
+
+// sortLimit is the size up to which a group is read in order (sorted
+// once, then kept until a write changes it) rather than walked.
+const sortLimit = 4096
 
 // walk appends the w admitted members nearest p on one side (dir -1 or
 // 1) by reading positions p+dir, p+2*dir, ...; ok is false when
