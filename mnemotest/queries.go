@@ -187,6 +187,10 @@ func testTextQuery(t *testing.T, s mnemo.Store) {
 		{Text: "rain sun", Vector: recs[9].Vector, Mode: mnemo.ModeText, Spread: &mnemo.Spread{Position: "pos", Weight: 0.2}},
 	}
 	for i, q := range queries {
+		if q.Spread != nil { // the spec, not the engine (see testSpread)
+			t.Run(fmt.Sprintf("spread query %d", i), func(t *testing.T) { checkSpread(t, got, recs, q) })
+			continue
+		}
 		g, err := got.Query(ctx, q)
 		if err != nil {
 			t.Fatalf("query %d: %v", i, err)
@@ -226,8 +230,10 @@ func testHybridQuery(t *testing.T, s mnemo.Store) {
 			q.MinSimilarity = new(float32(0.1))
 			q.Fusion.Method = mnemo.FusionRRF
 		}
-		if i >= 8 {
+		if i >= 8 { // the spec, not the engine (see testSpread)
 			q.Spread = &mnemo.Spread{Group: "session", Position: "pos", Weight: 0.3, Window: i - 7}
+			t.Run(fmt.Sprintf("spread query %d", i), func(t *testing.T) { checkSpread(t, got, recs, q) })
+			continue
 		}
 		g, err := got.Query(ctx, q)
 		if err != nil {

@@ -25,7 +25,7 @@ import (
 
 // SchemaVersion is the version of the tables this package creates and
 // reads.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // Options configures a Store. The zero value (or nil) is valid. Open
 // copies what it needs: the Options may be reused or changed afterwards.
@@ -372,6 +372,23 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
 		}
 		return stmts, nil
 	},
+	// 3: each collection's index over the reserved group and position
+	// that the neighbours of a spread are read by (spread.go).
+	func(ctx context.Context, tx pgx.Tx) ([]string, error) {
+		rows, err := tx.Query(ctx, `SELECT id FROM mnemo_collections ORDER BY id`)
+		if err != nil {
+			return nil, err
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return nil, err
+		}
+		stmts := make([]string, len(ids))
+		for i, id := range ids {
+			stmts[i] = spreadIndex(id)
+		}
+		return stmts, nil
+	},
 }
 
 // Close closes the connection pools, waiting for connections in use to
@@ -503,6 +520,7 @@ func createTable(id int64, cfg mnemo.CollectionConfig) []string {
 		)`, t, cfg.Dimension),
 	}
 	stmts = append(stmts, createTextTables(id)...)
+	stmts = append(stmts, spreadIndex(id))
 	if cfg.Index == mnemo.HNSW {
 		stmts = append(stmts, fmt.Sprintf(`CREATE INDEX ON %s USING hnsw (embedding %s) WITH (m = %d, ef_construction = %d)`,
 			t, opclass(cfg.Metric), cfg.M, cfg.EfConstruction))
