@@ -3,9 +3,11 @@
 // PostgreSQL in package postgres's), and every behaviour the memory
 // adapters rely on is checked here against the engine as the reference:
 // the same records and queries go to an in-memory engine database, and
-// the implementation must answer alike. It is the one package besides the
-// adapters' Open forms that links both the data model and the engine, and
-// only tests import it.
+// the implementation must answer alike. Score spreading is the exception:
+// it is checked against a statement of mnemo.Spread's spec written in
+// this package (spread.go), which the engine must meet as well. It is
+// the one package besides the adapters' Open forms that links both the
+// data model and the engine, and only tests import it.
 package mnemotest
 
 import (
