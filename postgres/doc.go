@@ -33,9 +33,10 @@
 //	)
 //	HNSW index on embedding (vector_cosine_ops, vector_ip_ops or vector_l2_ops
 //	by metric; m and ef_construction from the config, 16 and 200 by default)
-//	mnemo_records_<id>_spread on (metadata -> 'mnemo.group', the number at
-//	'mnemo.pos' as float8): the memory adapters' conversations and positions,
-//	which a query's Spread reads its neighbours by
+//	mnemo_records_<id>_spread on (metadata -> 'mnemo.group', the integer at
+//	'mnemo.pos' as float8), and mnemo_records_<id>_spread_pos on the latter:
+//	the memory adapters' conversations and positions, which a query's
+//	Spread reads its neighbours by
 //
 //	mnemo_postings_<id>  (term, id, tf, len)  PRIMARY KEY (term, id) INCLUDE (tf, len)
 //	mnemo_terms_<id>     (term, shard, df, max_tf, min_len)

@@ -16,8 +16,9 @@ import (
 
 // The metadata fields in which the memory adapters keep a record's
 // conversation and its place in the collection's order. A collection's
-// table has an index over them (spreadIndex), which the neighbours'
-// statement uses when a query spreads over exactly these two fields.
+// table has an index over them and one over the position alone
+// (spreadIndexes), which the neighbours' statement uses when a query
+// spreads over these fields.
 const (
 	reservedGroup    = "mnemo.group"
 	reservedPosition = "mnemo.pos"
@@ -121,7 +122,7 @@ func spreadSources(nb *mnemo.Spread, hits []mnemo.Hit) (groups []string, positio
 // applied inside them. A group is compared as jsonb (numbers by value,
 // never equal to a string or a boolean, as filters compare them); IDs
 // order byte-wise (COLLATE "C", Go's string order). Over the reserved
-// fields the subqueries are range scans of spreadIndex.
+// fields the subqueries are range scans of spreadIndexes.
 func (c *Collection) neighboursSQL(q mnemo.Query, groups []string, positions []float64) (string, []any) {
 	nb := q.Spread
 	w := int64(max(nb.Window, 1))
@@ -134,9 +135,9 @@ func (c *Collection) neighboursSQL(q mnemo.Query, groups []string, positions []f
 		emb = "t.embedding"
 	}
 	var gkey, pkey string
-	if nb.Group == reservedGroup && nb.Position == reservedPosition {
+	if nb.Position == reservedPosition && (nb.Group == reservedGroup || groups == nil) {
 		// Constants of this package, written as literals so that the
-		// planner matches spreadIndex's expressions.
+		// planner matches spreadIndexes' expressions.
 		gkey, pkey = "'"+reservedGroup+"'", "'"+reservedPosition+"'"
 	} else {
 		pkey = b.arg(nb.Position) + "::text"
@@ -196,15 +197,21 @@ func positionSQL(col, key string) string {
 // float64 rounds the number to zero.
 var twoTo1075 = new(big.Int).Lsh(big.NewInt(1), 1075).String()
 
-// spreadIndex returns the statement that indexes collection id's table
-// by the reserved group and position (see neighboursSQL), named
-// mnemo_records_<id>_spread and created when it does not exist. Its
-// expressions never fail on a record's metadata, so building it over an
-// existing table, and every write after, succeed as they did without it.
-func spreadIndex(id int64) string {
-	name := pgx.Identifier{"mnemo_records_" + strconv.FormatInt(id, 10) + "_spread"}.Sanitize()
-	return "CREATE INDEX IF NOT EXISTS " + name + " ON " + tableName(id) + " ((metadata -> '" + reservedGroup + "'), " +
-		positionSQL("metadata", "'"+reservedPosition+"'") + ")"
+// spreadIndexes returns the statements that index collection id's table
+// by the reserved group and position, and by the reserved position alone
+// (a Spread without a Group), for neighboursSQL: mnemo_records_<id>_spread
+// and mnemo_records_<id>_spread_pos, each created when it does not exist.
+// Their expressions never fail on a record's metadata, so building them
+// over an existing table, and every write after, succeed as they did
+// without them.
+func spreadIndexes(id int64) []string {
+	prefix := "mnemo_records_" + strconv.FormatInt(id, 10) + "_spread"
+	pos := positionSQL("metadata", "'"+reservedPosition+"'")
+	return []string{
+		"CREATE INDEX IF NOT EXISTS " + pgx.Identifier{prefix}.Sanitize() + " ON " + tableName(id) +
+			" ((metadata -> '" + reservedGroup + "'), " + pos + ")",
+		"CREATE INDEX IF NOT EXISTS " + pgx.Identifier{prefix + "_pos"}.Sanitize() + " ON " + tableName(id) + " (" + pos + ")",
+	}
 }
 
 // ordinalRow scans a row's first column into n and the rest as a hit's

@@ -21,9 +21,10 @@ import (
 // the adapters stamp them ("mnemo.group", and "mnemo.pos" from one
 // collection-wide sequence, so that a conversation's turns are 50
 // positions apart), and hybrid queries whose Spread lifts two neighbours
-// on each side of each of their fused candidates (about 100). Each query
-// runs with and without its Spread, alternately in one loop, with the
-// spread index and then with it dropped; the figures are the medians
+// on each side of each of their fused candidates (about 100), within
+// the candidate's conversation (group) or the whole collection
+// (no-group). Each query runs with and without its Spread, alternately
+// in one loop, with the spread indexes and then with them dropped; the figures are the medians
 // (ms) and their ratio. The neighbours' statement of the first query is
 // logged with EXPLAIN ANALYZE, its execution time reported as
 // spread-stmt-ms.
@@ -89,11 +90,13 @@ func BenchmarkSpread(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sql, args, err := postgres.SpreadSQL(c, queries[0], cands)
-	if err != nil {
-		b.Fatal(err)
-	}
-	explain := func() float64 {
+	explain := func(spread *mnemo.Spread) float64 {
+		q := queries[0]
+		q.Spread = spread
+		sql, args, err := postgres.SpreadSQL(c, q, cands)
+		if err != nil {
+			b.Fatal(err)
+		}
 		rows, err := conn.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+sql, args...)
 		if err != nil {
 			b.Fatal(err)
@@ -117,8 +120,11 @@ func BenchmarkSpread(b *testing.B) {
 		ms, _ := strconv.ParseFloat(m[1], 64)
 		return ms
 	}
-	run := func(b *testing.B) {
-		stmt := explain()
+	run := func(b *testing.B, spread *mnemo.Spread) {
+		for i := range queries {
+			queries[i].Spread = spread
+		}
+		stmt := explain(spread)
 		var with, without []time.Duration
 		b.ResetTimer()
 		for i := range b.N {
@@ -143,11 +149,13 @@ func BenchmarkSpread(b *testing.B) {
 		b.ReportMetric(w/wo, "spread/plain")
 		b.ReportMetric(stmt, "spread-stmt-ms") // after ResetTimer, which drops reported metrics
 	}
-	b.Run("index", run)
-	if _, err := conn.Exec(ctx, `DROP INDEX mnemo_records_1_spread`); err != nil {
+	noGroup := &mnemo.Spread{Position: "mnemo.pos", Weight: 0.5, Window: 2}
+	b.Run("group/index", func(b *testing.B) { run(b, spread) })
+	b.Run("no-group/index", func(b *testing.B) { run(b, noGroup) })
+	if _, err := conn.Exec(ctx, `DROP INDEX mnemo_records_1_spread, mnemo_records_1_spread_pos`); err != nil {
 		b.Fatal(err)
 	}
-	b.Run("no-index", run)
+	b.Run("group/no-index", func(b *testing.B) { run(b, spread) })
 }
 
 // median is the median of d in milliseconds.

@@ -9,9 +9,9 @@ import (
 	"github.com/mnemodb/mnemo/postgres"
 )
 
-// TestSpreadIndex: a new collection's table has the index over the
+// TestSpreadIndex: a new collection's table has the indexes over the
 // reserved group and position, and the migration to schema version 3
-// builds it over a table of an older schema; writes of any position (a
+// builds them over a table of an older schema; writes of any position (a
 // string, an array, a number float8 underflows to zero, huge ones) and
 // queries of their neighbours succeed with it.
 func TestSpreadIndex(t *testing.T) {
@@ -22,16 +22,17 @@ func TestSpreadIndex(t *testing.T) {
 	hasIndex := func() bool {
 		t.Helper()
 		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'mnemo_records_1_spread'`).Scan(&n); err != nil {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema()
+			AND indexname IN ('mnemo_records_1_spread', 'mnemo_records_1_spread_pos')`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		return n == 1
+		return n == 2
 	}
 	if !hasIndex() {
-		t.Fatal("a new collection has no spread index")
+		t.Fatal("a new collection lacks its spread indexes")
 	}
 	s.Close()
-	for _, stmt := range []string{`DROP INDEX mnemo_records_1_spread`, `UPDATE mnemo_schema SET version = 2`} {
+	for _, stmt := range []string{`DROP INDEX mnemo_records_1_spread, mnemo_records_1_spread_pos`, `UPDATE mnemo_schema SET version = 2`} {
 		if _, err := conn.Exec(ctx, stmt); err != nil {
 			t.Fatalf("%s: %v", stmt, err)
 		}
@@ -42,7 +43,7 @@ func TestSpreadIndex(t *testing.T) {
 	}
 	defer s.Close()
 	if !hasIndex() {
-		t.Fatal("the migration from version 2 built no spread index")
+		t.Fatal("the migration from version 2 did not build the spread indexes")
 	}
 	c, err := s.Collection(ctx, "c")
 	if err != nil {
@@ -61,22 +62,24 @@ func TestSpreadIndex(t *testing.T) {
 	if _, err := c.Upsert(ctx, recs...); err != nil {
 		t.Fatalf("Upsert of odd positions with the spread index: %v", err)
 	}
-	hits, err := c.Query(ctx, mnemo.Query{Text: "needle", K: 10, Spread: &mnemo.Spread{Group: "mnemo.group", Position: "mnemo.pos", Weight: 0.5, Window: 3}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Around 4 (k): 3, -1e300 and, as a float64 zero, 1e-400 below;
-	// 5 and 1.5e308 above.
-	got := map[string]bool{}
-	for _, h := range hits {
-		got[h.Record.ID] = true
-	}
-	for _, id := range []string{"k", "j", "h", "e", "l", "g"} {
-		if !got[id] {
-			t.Errorf("%q missing from %v", id, got)
+	// 5 and 1.5e308 above; with the group or without.
+	for _, group := range []string{"mnemo.group", ""} {
+		hits, err := c.Query(ctx, mnemo.Query{Text: "needle", K: 10, Spread: &mnemo.Spread{Group: group, Position: "mnemo.pos", Weight: 0.5, Window: 3}})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if len(hits) != 6 {
-		t.Errorf("%d hits, want 6: %v", len(hits), got)
+		got := map[string]bool{}
+		for _, h := range hits {
+			got[h.Record.ID] = true
+		}
+		for _, id := range []string{"k", "j", "h", "e", "l", "g"} {
+			if !got[id] {
+				t.Errorf("group %q: %q missing from %v", group, id, got)
+			}
+		}
+		if len(hits) != 6 {
+			t.Errorf("group %q: %d hits, want 6: %v", group, len(hits), got)
+		}
 	}
 }

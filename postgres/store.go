@@ -372,7 +372,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
 		}
 		return stmts, nil
 	},
-	// 3: each collection's index over the reserved group and position
+	// 3: each collection's indexes over the reserved group and position
 	// that the neighbours of a spread are read by (spread.go).
 	func(ctx context.Context, tx pgx.Tx) ([]string, error) {
 		rows, err := tx.Query(ctx, `SELECT id FROM mnemo_collections ORDER BY id`)
@@ -383,9 +383,9 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
 		if err != nil {
 			return nil, err
 		}
-		stmts := make([]string, len(ids))
-		for i, id := range ids {
-			stmts[i] = spreadIndex(id)
+		var stmts []string
+		for _, id := range ids {
+			stmts = append(stmts, spreadIndexes(id)...)
 		}
 		return stmts, nil
 	},
@@ -520,7 +520,7 @@ func createTable(id int64, cfg mnemo.CollectionConfig) []string {
 		)`, t, cfg.Dimension),
 	}
 	stmts = append(stmts, createTextTables(id)...)
-	stmts = append(stmts, spreadIndex(id))
+	stmts = append(stmts, spreadIndexes(id)...)
 	if cfg.Index == mnemo.HNSW {
 		stmts = append(stmts, fmt.Sprintf(`CREATE INDEX ON %s USING hnsw (embedding %s) WITH (m = %d, ef_construction = %d)`,
 			t, opclass(cfg.Metric), cfg.M, cfg.EfConstruction))
