@@ -441,18 +441,16 @@ func (im *importer) commit(ctx context.Context) error {
 // the batch gives. A reservation the commit then fails to use is a gap
 // in the sequence, which orders the records all the same.
 func (im *importer) place(ctx context.Context) error {
-	n, given := 0, int64(0) // given: one more than the largest position given
-	for j, s := range im.fromSequence {
+	n := 0
+	for _, s := range im.fromSequence {
 		if s {
 			n++
-		} else if p, ok := storedPosition(im.pending[j].Metadata); ok && p >= given {
-			given = p + 1
 		}
 	}
-	if n == 0 && given == 0 {
+	if n == 0 {
 		return nil
 	}
-	next, err := im.seq.take(ctx, n, given)
+	next, err := im.seq.take(ctx, n)
 	if err != nil {
 		return err
 	}

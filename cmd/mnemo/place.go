@@ -25,10 +25,11 @@ import (
 // and no position gets the next position of the collection's sequence
 // (mnemo.Sequencer, the one the adapters number memories with), in line
 // order, when its batch commits. A position given, at the top level or in
-// the metadata, is stored as given and moves the sequence past it (a
-// batch's positions given move it before its other records are placed),
-// so that the sequence, for import or for the adapters, never hands out
-// a position at or below one given. A line with neither has no place
+// the metadata, is stored as given and leaves the sequence alone: a
+// neighbour is the nearest record of its group in order, whatever the
+// gaps, and a given position near 2^53 must not end the sequence for
+// every later writer. Give a group's records positions on every line or
+// on none, so that the two numberings do not interleave. A line with neither has no place
 // (unless its metadata sets the fields itself): it neither lifts nor is
 // lifted by its neighbours. Export writes a record's place back as
 // "group" and "position" when the metadata holds both as import would
@@ -137,40 +138,29 @@ func withoutPlace(meta map[string]any) map[string]any {
 	return out
 }
 
-// A sequence moves a collection's sequence of positions
-// (mnemo.Sequencer) for one import, and hands out its positions. It is
+// A sequence hands out the positions of a collection's sequence
+// (mnemo.Sequencer) for one import. It is
 // not safe for concurrent use.
 type sequence struct {
 	c       mnemo.Collection
 	started bool // the sequence was found started, or started
 }
 
-// take moves the sequence past given (0: leave it) and returns the first
-// of n consecutive positions of it (none when n is 0). The first call
+// take returns the first of n (at least 1) consecutive positions of the
+// sequence. The first call
 // starts a sequence that was never started (a collection written before
 // stores kept one, or only ever given positions) past the largest
 // position stored, found by a scan, as the memory adapters do: it finds
 // out by reserving a position, a gap that orders records all the same.
-func (s *sequence) take(ctx context.Context, n int, given int64) (int64, error) {
+func (s *sequence) take(ctx context.Context, n int) (int64, error) {
 	seq, ok := s.c.(mnemo.Sequencer)
-	if !ok && n > 0 {
-		return 0, fmt.Errorf("collection %q keeps no sequence of positions: give every line with a group its position", s.c.Name())
-	}
 	if !ok {
-		return 0, nil
+		return 0, fmt.Errorf("collection %q keeps no sequence of positions: give every line with a group its position", s.c.Name())
 	}
 	if !s.started {
 		if err := s.start(ctx, seq); err != nil {
 			return 0, err
 		}
-	}
-	if given > 0 {
-		if err := seq.Advance(ctx, given); err != nil {
-			return 0, err
-		}
-	}
-	if n == 0 {
-		return 0, nil
 	}
 	return seq.Reserve(ctx, n)
 }

@@ -49,8 +49,8 @@ func storedMeta(t *testing.T, dir string) map[string]map[string]any {
 // TestImportPlace checks where import puts a line's group and position:
 // in the record's metadata under mnemo.GroupField and mnemo.PositionField,
 // group "" for a position alone, the collection's sequence (in line
-// order, past the positions given) for a group alone, nothing for a line
-// with neither.
+// order; positions given leave it alone) for a group alone, nothing for
+// a line with neither.
 func TestImportPlace(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "db")
 	code, stderr := importLines(t, dir,
@@ -66,14 +66,15 @@ func TestImportPlace(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	// The batch gives positions up to 1000: the sequence hands out 1001
-	// and on, in line order.
+	// The sequence, never started, starts past the positions stored
+	// (none yet) and hands out 0 and 1 in line order: the positions the
+	// batch gives do not move it.
 	want := map[string]map[string]any{
 		"a": {mnemo.GroupField: "s1", mnemo.PositionField: 3.0},
-		"b": {mnemo.GroupField: "s1", mnemo.PositionField: 1001.0},
+		"b": {mnemo.GroupField: "s1", mnemo.PositionField: 0.0},
 		"c": {mnemo.GroupField: "", mnemo.PositionField: -7.0, "k": "v"},
 		"d": {"k": "w"},
-		"e": {mnemo.GroupField: "s2", mnemo.PositionField: 1002.0},
+		"e": {mnemo.GroupField: "s2", mnemo.PositionField: 1.0},
 		"f": {mnemo.GroupField: "s1", mnemo.PositionField: 1000.0},
 		"g": nil,
 		"h": {mnemo.PositionField: 1.5},
@@ -87,8 +88,16 @@ func TestImportPlace(t *testing.T) {
 		t.Fatalf("second import: exit %d: %s", code, stderr)
 	}
 	meta := storedMeta(t, dir)
-	if i, j := meta["i"][mnemo.PositionField], meta["j"][mnemo.PositionField]; i != 1004.0 || j != 1005.0 {
-		t.Errorf("second import: positions %v and %v, want 1004 and 1005", i, j)
+	if i, j := meta["i"][mnemo.PositionField], meta["j"][mnemo.PositionField]; i != 3.0 || j != 4.0 {
+		t.Errorf("second import: positions %v and %v, want 3 and 4", i, j)
+	}
+	// A position at the end of the range leaves the sequence room: later
+	// lines without one still get theirs.
+	if code, stderr := importLines(t, dir, `{"id":"k","vector":[1,0],"group":"s1","position":9007199254740991}`); code != 0 {
+		t.Fatalf("import of 2^53-1: exit %d: %s", code, stderr)
+	}
+	if code, stderr := importLines(t, dir, `{"id":"l","vector":[1,0],"group":"s1"}`); code != 0 {
+		t.Fatalf("an import after 2^53-1: exit %d: %s", code, stderr)
 	}
 }
 
@@ -187,11 +196,11 @@ func TestExportPlaceRoundTrip(t *testing.T) {
 		return out.String()
 	}
 	first := export(dir)
-	// b takes the sequence's first position past those given: 5, by d's
-	// metadata, is the largest.
+	// b takes the sequence's first position: the positions given leave
+	// it alone.
 	wantLines := map[string]string{
 		"a": `{"id":"a","vector":[1,0],"metadata":{"k":1},"group":"s1","position":3}`,
-		"b": `{"id":"b","vector":[0,1],"group":"s1","position":6}`,
+		"b": `{"id":"b","vector":[0,1],"group":"s1","position":0}`,
 		"c": `{"id":"c","vector":[1,1],"group":"","position":-7}`,
 		"d": `{"id":"d","vector":[1,0],"metadata":{"mnemo.pos":5}}`,
 		"e": `{"id":"e","vector":[1,0],"metadata":{"mnemo.group":"s","mnemo.pos":2.5}}`,
