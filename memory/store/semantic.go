@@ -393,9 +393,10 @@ func (s *Semantic) update(ctx context.Context, id, content string, o *AddOptions
 		}
 		meta := old.Metadata
 		if o != nil {
-			// The new fact's metadata, scope and expiry, with the old
-			// one's history and place.
-			fresh := item.Stamp(o.Metadata, s.pol.Scope, expires)
+			// The new fact's metadata and expiry, with the old one's
+			// scope (a handle of a narrower scope replaces a fact it
+			// sees, which stays its owner's), history and place.
+			fresh := item.Stamp(o.Metadata, scope.FromMetadata(meta), expires)
 			for _, k := range []string{item.HistoryField, textvec.PosField, textvec.GroupField, item.SessionField} {
 				if v, ok := meta[k]; ok {
 					fresh[k] = v

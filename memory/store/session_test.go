@@ -118,3 +118,46 @@ func TestSessionsSpread(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacesKeepsScope: a fact replaced through a handle of a
+// narrower scope, or of none, keeps its own scope, session and place, so
+// its owner still sees it.
+func TestReplacesKeepsScope(t *testing.T) {
+	ctx := context.Background()
+	db := memtest.Store(t)
+	open := func(o SemanticOptions) *Semantic {
+		o.SweepEvery = -1
+		s, err := NewSemantic(ctx, db, &o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	wide := open(SemanticOptions{Scope: scope.Of("user", "alice", "agent", "planner"), Session: "S"})
+	narrow := open(SemanticOptions{Scope: scope.Of("user", "alice")})
+	admin := open(SemanticOptions{})
+	id1, err := wide.Add(ctx, "alice likes green tea", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := wide.Add(ctx, "alice flies to Oslo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := narrow.AddWith(ctx, "alice likes black tea", &AddOptions{Replaces: id1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.AddWith(ctx, "alice flies to Bergen", &AddOptions{Replaces: id2, Metadata: map[string]any{"k": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	for id, text := range map[string]string{id1: "alice likes black tea", id2: "alice flies to Bergen"} {
+		f, ok, err := wide.Get(ctx, id)
+		if err != nil || !ok {
+			t.Fatalf("%s: the owner lost it (%v)", text, err)
+		}
+		if f.Text != text || f.Session != "S" || f.Scope["agent"] != "planner" {
+			t.Fatalf("%s: %+v", text, f)
+		}
+	}
+}

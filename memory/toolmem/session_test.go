@@ -48,3 +48,34 @@ func TestSessionsSpread(t *testing.T) {
 		t.Fatalf("a position past -2^53: %v", err)
 	}
 }
+
+// TestStoreAgainKeepsPlace: an entry read and stored again keeps its
+// position, given or from the sequence.
+func TestStoreAgainKeepsPlace(t *testing.T) {
+	ctx := context.Background()
+	m, err := New(ctx, memtest.Store(t), &Options{SweepEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if _, err := m.Store(ctx, Entry{ID: "e1", Question: "when does the flight land", ToolName: "t", Position: new(int64(5))}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Store(ctx, Entry{ID: "e2", Question: "which gate", ToolName: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"e1", "e2"} {
+		e, ok, err := m.Get(ctx, id)
+		if err != nil || !ok || e.Position == nil {
+			t.Fatalf("%s: %+v %v %v", id, e, ok, err)
+		}
+		was := *e.Position
+		e.ResultSummary = "changed"
+		if _, err := m.Store(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+		if again, _, _ := m.Get(ctx, id); again.Position == nil || *again.Position != was {
+			t.Fatalf("%s: position %v after storing it again, want %d", id, again.Position, was)
+		}
+	}
+}

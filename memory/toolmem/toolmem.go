@@ -134,7 +134,8 @@ type Entry struct {
 	// Position, when set on Store, is the entry's place in its session
 	// (a turn number, a time in milliseconds) for entries stored out of
 	// order; nil means the order of storage. Give every entry of a
-	// session a position, or none. Its magnitude is below 2^53.
+	// session a position, or none. Its magnitude is below 2^53. Filled
+	// by reads, so an entry read and stored again keeps its place.
 	Position *int64
 	// Filled by reads: the entry's scope (Options.Scope of the handle
 	// that stored it), and why Retrieve returned it (see Hit).
@@ -164,7 +165,7 @@ type TextEntry struct {
 	Similarity float32     // filled by SearchText
 	ExpiresAt  time.Time   // zero for never (see Entry)
 	Session    string      // as Entry.Session
-	Position   *int64      // as Entry.Position; not filled by reads
+	Position   *int64      // as Entry.Position
 	Scope      scope.Scope // filled by reads
 	Why        Why         // filled by SearchText
 }
@@ -471,7 +472,8 @@ func (m *Memory) Retrieve(ctx context.Context, question string, s *Search) ([]En
 // entryOf decodes a tool entry's record.
 func entryOf(r mnemo.Record) Entry {
 	meta := r.Metadata
-	e := Entry{ID: r.ID, Question: r.Content, ExpiresAt: item.Expires(meta), Session: item.Session(meta), Scope: scope.FromMetadata(meta)}
+	e := Entry{ID: r.ID, Question: r.Content, ExpiresAt: item.Expires(meta), Session: item.Session(meta),
+		Position: item.Position(meta), Scope: scope.FromMetadata(meta)}
 	e.ToolName, _ = meta["tool_name"].(string)
 	e.ToolArgs = decodeArgs(meta["tool_args"])
 	e.ResultSummary, _ = meta["result_summary"].(string)
@@ -615,7 +617,7 @@ func (m *Memory) SearchText(ctx context.Context, query string, s *Search) ([]Tex
 	for i, h := range hits {
 		meta := h.Record.Metadata
 		out[i] = TextEntry{ID: h.Record.ID, Text: h.Record.Content, Similarity: similarity(h),
-			ExpiresAt: item.Expires(meta), Session: item.Session(meta), Scope: scope.FromMetadata(meta),
+			ExpiresAt: item.Expires(meta), Session: item.Session(meta), Position: item.Position(meta), Scope: scope.FromMetadata(meta),
 			Why: Why{Score: h.Score, VectorRank: h.VectorRank, TextRank: h.TextRank}}
 	}
 	return out, nil

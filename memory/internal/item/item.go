@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 	"time"
 	"unicode"
@@ -108,6 +109,17 @@ func StampPlace(meta map[string]any, s scope.Scope, p Place, always bool) {
 	if p.Position != nil {
 		meta[textvec.PosField] = *p.Position
 	}
+}
+
+// Position returns an item's place in its session, as stored (from the
+// collection's sequence or given); nil when it has none.
+func Position(meta map[string]any) *int64 {
+	v, ok := mnemo.FilterValue(meta[textvec.PosField])
+	p, isNum := v.(float64)
+	if !ok || !isNum || p != math.Trunc(p) || math.Abs(p) >= mnemo.MaxPosition {
+		return nil
+	}
+	return new(int64(p))
 }
 
 // Session returns the session an item with metadata meta was stored in.
