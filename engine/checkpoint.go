@@ -333,7 +333,7 @@ func (c *Collection) scanRecords() error {
 		}
 		c.ids[id], c.keys[sr.key], c.meta[sr.key] = sr.key, id, meta
 		c.cacheContent(sr.key, sr.content)
-		c.fields.add(sr.key, meta)
+		c.fields.add(sr.key, id, meta)
 		c.nextKey = max(c.nextKey, sr.key+1)
 	}
 	if err := it.Error(); err != nil {

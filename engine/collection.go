@@ -298,7 +298,7 @@ func (c *Collection) commit(ctx context.Context, b *pebble.Batch, ops []logOp) e
 func (c *Collection) apply(id string, key uint64, vec []float32, content string, meta map[string]any, doc *bm25.Doc) {
 	c.mu.Lock()
 	if old, ok := c.meta[key]; ok {
-		c.fields.remove(key, old)
+		c.fields.remove(key, id, old)
 	}
 	if doc != nil {
 		c.text.Add(key, *doc)
@@ -306,7 +306,7 @@ func (c *Collection) apply(id string, key uint64, vec []float32, content string,
 	c.ids[id], c.keys[key] = key, id
 	c.meta[key] = meta
 	c.cacheContent(key, content)
-	c.fields.add(key, meta)
+	c.fields.add(key, id, meta)
 	c.mu.Unlock()
 	if err := c.idx.Add(key, vec); err != nil {
 		// The vector passed mnemo.CheckVector before it was stored.
@@ -320,7 +320,7 @@ func (c *Collection) unapply(id string, key uint64) {
 	c.idx.Delete(key)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.fields.remove(key, c.meta[key])
+	c.fields.remove(key, id, c.meta[key])
 	if c.text != nil {
 		c.text.Remove(key)
 	}

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"cmp"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/mnemodb/mnemo"
@@ -14,14 +17,13 @@ import (
 // the records. The collection's lock protects it.
 //
 // It also keeps the groups that neighbour spreading read in position
-// order, until a write touches them: a write of a record drops the
-// orders of every group its old and new metadata name, and every order
-// of a whole collection.
+// order, once read: a write moves the record it changes within them,
+// O(log n) to find and O(n) to move for a group of n.
 type fieldIndex struct {
 	m map[string]map[any]map[uint64]struct{} // field -> canonical value -> keys
 
 	// ordersMu protects orders and whole, which queries fill under the
-	// collection's read lock; writes, under its write lock, drop them.
+	// collection's read lock; writes, under its write lock, edit them.
 	ordersMu sync.Mutex
 	orders   map[string]map[any]map[string][]placed // group field -> value -> position field -> order
 	whole    map[string][]placed                    // position field -> the whole collection's order
@@ -31,21 +33,59 @@ func newFieldIndex() *fieldIndex {
 	return &fieldIndex{m: make(map[string]map[any]map[uint64]struct{}), orders: make(map[string]map[any]map[string][]placed), whole: make(map[string][]placed)}
 }
 
-// forget drops the orders a write of a record with meta may change.
-func (p *fieldIndex) forget(meta map[string]any) {
+// reorder keeps the kept orders true to a record (key, id, meta)
+// entering them (in) or leaving them: a write removes the old record and
+// adds the new one, each placed where Spread.Place puts it.
+func (p *fieldIndex) reorder(key uint64, id string, meta map[string]any, in bool) {
 	p.ordersMu.Lock()
 	defer p.ordersMu.Unlock()
-	clear(p.whole)
+	for pos, list := range p.whole {
+		sp := mnemo.Spread{Position: pos}
+		if _, at, ok := sp.Place(meta); ok {
+			p.whole[pos] = edit(list, placed{at, id, key}, in)
+		}
+	}
 	if len(p.orders) == 0 {
 		return
 	}
 	for f, raw := range meta {
-		if vals := p.orders[f]; vals != nil {
-			if v, ok := mnemo.FilterValue(raw); ok {
-				delete(vals, v)
+		vals := p.orders[f]
+		if vals == nil {
+			continue
+		}
+		v, ok := mnemo.FilterValue(raw)
+		if !ok || vals[v] == nil {
+			continue
+		}
+		for pos, list := range vals[v] {
+			sp := mnemo.Spread{Group: f, Position: pos}
+			if _, at, ok := sp.Place(meta); ok {
+				vals[v][pos] = edit(list, placed{at, id, key}, in)
 			}
 		}
 	}
+}
+
+// edit inserts e in list, sorted by position and ID (in), or removes it.
+func edit(list []placed, e placed, in bool) []placed {
+	i, found := slices.BinarySearchFunc(list, e, comparePlaced)
+	switch {
+	case in && found:
+		list[i] = e
+	case in:
+		list = slices.Insert(list, i, e)
+	case found:
+		list = slices.Delete(list, i, i+1)
+	}
+	return list
+}
+
+// comparePlaced orders placed records by position, then ID.
+func comparePlaced(a, b placed) int {
+	if d := cmp.Compare(a.pos, b.pos); d != 0 {
+		return d
+	}
+	return strings.Compare(a.id, b.id)
 }
 
 // hasOrder reports whether the order that order would return is kept.
@@ -96,8 +136,8 @@ func (p *fieldIndex) order(group string, value any, pos string, build func() []p
 	return list
 }
 
-func (p *fieldIndex) add(key uint64, meta map[string]any) {
-	p.forget(meta)
+func (p *fieldIndex) add(key uint64, id string, meta map[string]any) {
+	p.reorder(key, id, meta, true)
 	for f, raw := range meta {
 		v, ok := mnemo.FilterValue(raw)
 		if !ok {
@@ -117,8 +157,8 @@ func (p *fieldIndex) add(key uint64, meta map[string]any) {
 	}
 }
 
-func (p *fieldIndex) remove(key uint64, meta map[string]any) {
-	p.forget(meta)
+func (p *fieldIndex) remove(key uint64, id string, meta map[string]any) {
+	p.reorder(key, id, meta, false)
 	for f, raw := range meta {
 		v, ok := mnemo.FilterValue(raw)
 		if !ok {

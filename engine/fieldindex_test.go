@@ -8,11 +8,11 @@ import (
 
 func TestFieldIndexCandidates(t *testing.T) {
 	p := newFieldIndex()
-	p.add(1, map[string]any{"c": "a", "n": 1.0})
-	p.add(2, map[string]any{"c": "b", "n": 2.0})
-	p.add(3, map[string]any{"c": "a", "n": 2.0})
-	p.remove(3, map[string]any{"c": "a", "n": 2.0})
-	p.add(3, map[string]any{"c": "c", "n": 2.0})
+	p.add(1, "r1", map[string]any{"c": "a", "n": 1.0})
+	p.add(2, "r2", map[string]any{"c": "b", "n": 2.0})
+	p.add(3, "r3", map[string]any{"c": "a", "n": 2.0})
+	p.remove(3, "r3", map[string]any{"c": "a", "n": 2.0})
+	p.add(3, "r3", map[string]any{"c": "c", "n": 2.0})
 	tests := []struct {
 		filter string
 		want   int

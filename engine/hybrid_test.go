@@ -58,7 +58,7 @@ func referenceHybrid(t *testing.T, c *Collection, q mnemo.Query) []mnemo.Hit {
 	}
 	mnemo.FuseScores(hits, q.Fusion)
 	if q.Spread != nil {
-		hits = c.spread(q, hits)
+		hits = c.spread(q, hits, admittedKeys{})
 	}
 	var keys []uint64
 	for _, h := range hits {

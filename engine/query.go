@@ -142,7 +142,7 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 			hits[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Score: r.Score, TextRank: i + 1, TextScore: r.Score}
 		}
 		if q.Spread != nil {
-			hits = c.spread(q, hits)
+			hits = c.spread(q, hits, cand)
 		}
 		var err error
 		if hits, err = c.finish(q, hits); err != nil {
@@ -274,7 +274,7 @@ func (c *Collection) hybrid(q mnemo.Query, cand admittedKeys) ([]mnemo.Hit, Plan
 	}
 	mnemo.FuseScores(hits, q.Fusion)
 	if q.Spread != nil {
-		hits = c.spread(q, hits)
+		hits = c.spread(q, hits, cand)
 	}
 	hits, err = c.finish(q, hits)
 	return hits, plan, err

@@ -9,7 +9,8 @@ import (
 	"github.com/mnemodb/mnemo"
 )
 
-// spread applies q.Spread to hits (scored, any order): each candidate
+// spread applies q.Spread to hits (scored, any order; cand: what the
+// query's filter admits, when it is selective): each candidate
 // adds its share to its neighbours, the Window records of its group
 // nearest below its position and the Window nearest above (ties in
 // position by ID), which join the hits, after them and in ID order, when
@@ -20,10 +21,10 @@ import (
 // are dense, as the adapters' are; a candidate whose neighbours the walk
 // does not reach in walkSteps positions (many groups interleaved, or
 // sparse positions such as times, or the first and last records of a
-// group) reads its group in position order: sorted once, then kept by
-// the field index until a write changes the group.
-func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit) []mnemo.Hit {
-	s := spreader{c: c, nb: q.Spread, filter: q.Filter, w: max(q.Spread.Window, 1), sorted: map[any][]placed{}}
+// group) reads its group in position order: sorted once, then kept in
+// order by the field index as writes change it.
+func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) []mnemo.Hit {
+	s := spreader{c: c, nb: q.Spread, filter: q.Filter, cand: cand, w: max(q.Spread.Window, 1), sorted: map[any][]placed{}}
 	s.positions = c.fields.m[s.nb.Position]
 	if s.nb.Group != "" {
 		s.groups = c.fields.m[s.nb.Group]
@@ -85,6 +86,7 @@ type spreader struct {
 	c         *Collection
 	nb        *mnemo.Spread
 	filter    *mnemo.Filter
+	cand      admittedKeys // a selective filter's records: read in order instead of the groups'
 	w         int
 	positions map[any]map[uint64]struct{} // position -> keys
 	groups    map[any]map[uint64]struct{} // group -> keys; nil without Group
@@ -190,9 +192,27 @@ func (s *spreader) inOrder(out []uint64, key uint64, g any, p float64, members m
 }
 
 // order returns group g's placed records sorted by position, then ID,
-// as the field index keeps them between writes.
+// as the field index keeps them between writes; under a selective
+// filter that admits fewer records than the group holds, only those,
+// sorted for this query.
 func (s *spreader) order(g any, members map[uint64]struct{}) []placed {
 	if list, ok := s.sorted[g]; ok {
+		return list
+	}
+	if s.cand.ok && (members == nil || len(s.cand.keys) < len(members)) {
+		var list []placed
+		seen := make(map[uint64]bool, len(s.cand.keys))
+		for _, k := range s.cand.keys {
+			if seen[k] || members != nil && !s.admits(k, members) {
+				continue
+			}
+			seen[k] = true
+			if gk, p, ok := s.nb.Place(s.c.meta[k]); ok && (members != nil || s.nb.Group == "" || gk == g) {
+				list = append(list, placed{p, s.c.keys[k], k})
+			}
+		}
+		slices.SortFunc(list, comparePlaced)
+		s.sorted[g] = list
 		return list
 	}
 	list := s.c.fields.order(s.nb.Group, g, s.nb.Position, func() []placed {
@@ -213,12 +233,7 @@ func (s *spreader) order(g any, members map[uint64]struct{}) []placed {
 				}
 			}
 		}
-		slices.SortFunc(list, func(a, b placed) int {
-			if d := cmp.Compare(a.pos, b.pos); d != 0 {
-				return d
-			}
-			return strings.Compare(a.id, b.id)
-		})
+		slices.SortFunc(list, comparePlaced)
 		return list
 	})
 	s.sorted[g] = list

@@ -41,7 +41,7 @@ func TestSpreadOrdinal(t *testing.T) {
 						g, p := place(r, i)
 						rec := mnemo.Record{ID: fmt.Sprintf("r%03d", r.IntN(400)), Vector: []float32{1, float32(i % 5)},
 							Content:  words[r.IntN(len(words))] + " " + words[r.IntN(len(words))],
-							Metadata: map[string]any{"session": g, "pos": p, "keep": r.IntN(5) != 0}}
+							Metadata: map[string]any{"session": g, "pos": p, "keep": r.IntN(5) != 0, "rare": r.IntN(20) == 0}}
 						if _, err := c.Upsert(ctx, rec); err != nil {
 							t.Fatal(err)
 						}
@@ -49,9 +49,10 @@ func TestSpreadOrdinal(t *testing.T) {
 				}
 				write(0, 200)
 				keep, _ := mnemo.ParseFilter(`{"keep": true}`)
+				rare, _ := mnemo.ParseFilter(`{"rare": true}`) // selective: read in order alone
 				for round := range 4 {
 					for _, word := range words {
-						for _, f := range []*mnemo.Filter{nil, keep} {
+						for _, f := range []*mnemo.Filter{nil, keep, rare} {
 							for _, window := range []int{1, 3} {
 								nb := &mnemo.Spread{Group: group, Position: "pos", Weight: 0.5, Window: window}
 								checkSpread(t, c, mnemo.Query{Text: word, K: 15, Filter: f, Spread: nb})
