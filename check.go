@@ -96,8 +96,8 @@ func CheckQuery(name string, cfg CollectionConfig, q Query) (Query, Mode, error)
 			return q, "", fmt.Errorf("%w: spread needs a position field", ErrBadQuery)
 		case !(nb.Weight > 0 && nb.Weight <= 1):
 			return q, "", fmt.Errorf("%w: spread weight %v, want (0, 1]", ErrBadQuery, nb.Weight)
-		case nb.Window < 0 || nb.Window > 16:
-			return q, "", fmt.Errorf("%w: spread window %d, want 0..16", ErrBadQuery, nb.Window)
+		case nb.Window < 0 || nb.Window > MaxSpreadWindow:
+			return q, "", fmt.Errorf("%w: spread window %d, want 0..%d", ErrBadQuery, nb.Window, MaxSpreadWindow)
 		}
 	}
 	if q.K == 0 {

@@ -85,9 +85,13 @@ type Spread struct {
 	// Weight is the share of a candidate's score each neighbour gets, in
 	// (0, 1].
 	Weight float64
-	// Window is how many records on each side count; zero means 1.
+	// Window is how many records on each side count, at most
+	// MaxSpreadWindow; zero means 1.
 	Window int
 }
+
+// MaxSpreadWindow bounds Spread.Window.
+const MaxSpreadWindow = 16
 
 // The metadata fields in which the memory adapters and the command line
 // keep a memory's conversation (its group: a session within a scope) and

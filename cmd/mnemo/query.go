@@ -49,7 +49,7 @@ func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr i
 	vectorWeight := fs.Float64("vector-weight", 0, fmt.Sprintf("the vector side's weight `W` in a hybrid query, in (0, 1); the text side's is 1-W (default: the engine's, %v)", mnemo.DefaultVectorWeight))
 	depth := fs.Int("depth", 0, fmt.Sprintf("the candidates `N` each side of a hybrid query retrieves before fusion (0: the larger of --k and %d)", mnemo.DefaultFusionDepth))
 	spread := fs.Float64("spread", mnemo.DefaultSpreadWeight, "in text and hybrid mode, the share `W` in [0, 1] of a match's score that the records next to it in its group (\""+mnemo.GroupField+"\", by \""+mnemo.PositionField+"\", as import stores a line's group and position) get, as the memory adapters query; 0 turns it off")
-	spreadWindow := fs.Int("spread-window", mnemo.DefaultSpreadWindow, "how many records `N` on each side of a match --spread lifts")
+	spreadWindow := fs.Int("spread-window", mnemo.DefaultSpreadWindow, "how many records `N` on each side of a match --spread lifts, 1 to 16")
 	asJSON := fs.Bool("json", false, "print the answer as one JSON line, as --queries does")
 	skipBad := fs.Bool("skip-bad", false, "with --queries: report bad lines on standard error and go on instead of stopping")
 	if err := fs.parse(args); err != nil {
@@ -85,8 +85,8 @@ func queryCmd(ctx context.Context, args []string, stdin io.Reader, out, stderr i
 		return fs.fail("--fusion, --vector-weight and --depth tune hybrid queries, not --mode %s", mode)
 	case !(*spread >= 0 && *spread <= 1):
 		return fs.fail("--spread %v, want a number in [0, 1]", *spread)
-	case *spreadWindow < 1:
-		return fs.fail("--spread-window %d, want >= 1", *spreadWindow)
+	case *spreadWindow < 1 || *spreadWindow > mnemo.MaxSpreadWindow:
+		return fs.fail("--spread-window %d, want 1 to %d", *spreadWindow, mnemo.MaxSpreadWindow)
 	case fs.isSet("spread-window") && *spread == 0:
 		return fs.fail("--spread-window goes with spreading, which --spread 0 turns off")
 	case spreadFlags && mode == mnemo.ModeVector:

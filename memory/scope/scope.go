@@ -63,7 +63,8 @@ func Of(pairs ...string) Scope {
 
 // Validate checks s: at most MaxDimensions dimensions; each name of 1 to
 // MaxNameLen ASCII letters, digits, '_' or '-'; each value non-empty,
-// valid UTF-8, at most MaxValueLen bytes. A bad Scope wraps ErrInvalid.
+// valid UTF-8 without NUL (which PostgreSQL cannot store), at most
+// MaxValueLen bytes. A bad Scope wraps ErrInvalid.
 func (s Scope) Validate() error {
 	if len(s) > MaxDimensions {
 		return fmt.Errorf("%w: %d dimensions, at most %d", ErrInvalid, len(s), MaxDimensions)
@@ -73,8 +74,8 @@ func (s Scope) Validate() error {
 		if name == "" || len(name) > MaxNameLen || strings.IndexFunc(name, badNameRune) >= 0 {
 			return fmt.Errorf("%w: dimension name %q (want 1 to %d of a-z, A-Z, 0-9, _ and -)", ErrInvalid, name, MaxNameLen)
 		}
-		if v == "" || len(v) > MaxValueLen || !utf8.ValidString(v) {
-			return fmt.Errorf("%w: dimension %s: value %q (want 1 to %d bytes of UTF-8)", ErrInvalid, name, clip(v), MaxValueLen)
+		if v == "" || len(v) > MaxValueLen || !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			return fmt.Errorf("%w: dimension %s: value %q (want 1 to %d bytes of UTF-8 without NUL)", ErrInvalid, name, clip(v), MaxValueLen)
 		}
 	}
 	return nil

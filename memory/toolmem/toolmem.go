@@ -177,7 +177,9 @@ type Search struct {
 	// Where filters by metadata in the engine's filter syntax
 	// (mnemo.NewFilter), over an entry's Metadata and its tool_name,
 	// result_summary and timestamp: {"tool_name": "get_weather"}. nil
-	// admits every entry. It may not name a "mnemo." key.
+	// admits every entry. It may not name a reserved key (mnemo.pos,
+	// mnemo.group, mnemo.session, mnemo.expires, mnemo.history,
+	// mnemo.scope.*).
 	Where map[string]any
 	// Scope, when set, reads that scope instead of the handle's;
 	// AllScopes reads every scope (a cross-scope read, asked for).
