@@ -19,7 +19,7 @@ func TestValidate(t *testing.T) {
 	for i := range MaxDimensions + 1 {
 		many[string(rune('a'+i))] = "x"
 	}
-	bad := []Scope{{"": "x"}, {"user": ""}, {"us er": "x"}, {"user.id": "x"}, {"user": "\xff"},
+	bad := []Scope{{"": "x"}, {"user": ""}, {"us er": "x"}, {"user.id": "x"}, {"user": "\xff"}, {"user": "a\x00b"},
 		{strings.Repeat("n", MaxNameLen+1): "x"}, {"user": strings.Repeat("v", MaxValueLen+1)}, many}
 	for _, s := range bad {
 		if err := s.Validate(); !errors.Is(err, ErrInvalid) {
