@@ -32,13 +32,14 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) 
 	found := len(hits)
 	byKey := make(map[uint64]int, len(hits))
 	base := make([]float64, len(hits))
+	keys := make([]uint64, len(hits))
 	for i, h := range hits {
-		byKey[c.ids[h.Record.ID]] = i
+		keys[i] = c.ids[h.Record.ID]
+		byKey[keys[i]] = i
 		base[i] = h.Score
 	}
 	var near []uint64
-	for i := range base {
-		key := c.ids[hits[i].Record.ID]
+	for i, key := range keys {
 		g, p, ok := s.nb.Place(c.meta[key])
 		if !ok {
 			continue
