@@ -355,11 +355,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
 	// (text.go), instead of a GIN index over each record's terms; each
 	// collection's sequence of positions (positions.go).
 	func(ctx context.Context, tx pgx.Tx) ([]string, error) {
-		rows, err := tx.Query(ctx, `SELECT id FROM mnemo_collections ORDER BY id`)
-		if err != nil {
-			return nil, err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		ids, err := collectionIDs(ctx, tx)
 		if err != nil {
 			return nil, err
 		}
@@ -375,11 +371,7 @@ var migrations = []func(ctx context.Context, tx pgx.Tx) ([]string, error){
 	// 3: each collection's indexes over the reserved group and position
 	// that the neighbours of a spread are read by (spread.go).
 	func(ctx context.Context, tx pgx.Tx) ([]string, error) {
-		rows, err := tx.Query(ctx, `SELECT id FROM mnemo_collections ORDER BY id`)
-		if err != nil {
-			return nil, err
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		ids, err := collectionIDs(ctx, tx)
 		if err != nil {
 			return nil, err
 		}
@@ -739,4 +731,14 @@ func serverError(err error) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	return err
+}
+
+// collectionIDs lists the ids of the collections, for a migration that
+// changes each one's tables.
+func collectionIDs(ctx context.Context, tx pgx.Tx) ([]int64, error) {
+	rows, err := tx.Query(ctx, `SELECT id FROM mnemo_collections ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }

@@ -26,9 +26,7 @@ type LoCoMoReport struct {
 // EvaluateLoCoMo builds an index per conversation with build and asks it
 // every question about that conversation for its top 10 turns.
 func EvaluateLoCoMo(ctx context.Context, l *LoCoMo, build func(context.Context, []Turn) (Index, error)) (LoCoMoReport, error) {
-	all := Scores{}
-	cats := map[int]Scores{}
-	answered := 0
+	var t tally
 	for _, conv := range l.Convs {
 		idx, err := build(ctx, l.Turns[conv])
 		if err != nil {
@@ -43,26 +41,47 @@ func EvaluateLoCoMo(ctx context.Context, l *LoCoMo, build func(context.Context, 
 				idx.Close()
 				return LoCoMoReport{}, fmt.Errorf("%s: %q: %w", conv, q.Text, err)
 			}
-			if len(ranked) > 0 {
-				answered++
-			}
-			all.add(ranked, q.Evidence)
-			s := cats[q.Category]
-			s.add(ranked, q.Evidence)
-			cats[q.Category] = s
+			t.add(q.Category, ranked, q.Evidence)
 		}
 		if err := idx.Close(); err != nil {
 			return LoCoMoReport{}, err
 		}
 	}
-	r := LoCoMoReport{Overall: all.mean(), ByCategory: map[int]Scores{}}
-	for c, s := range cats {
+	return t.report(), nil
+}
+
+// tally adds up a LoCoMo report question by question.
+type tally struct {
+	all      Scores
+	cats     map[int]Scores
+	answered int
+}
+
+// add counts a question of category cat: the ids ranked for it, and
+// its evidence.
+func (t *tally) add(cat int, ranked, evidence []string) {
+	if len(ranked) > 0 {
+		t.answered++
+	}
+	t.all.add(ranked, evidence)
+	if t.cats == nil {
+		t.cats = map[int]Scores{}
+	}
+	s := t.cats[cat]
+	s.add(ranked, evidence)
+	t.cats[cat] = s
+}
+
+// report is the report of the questions counted.
+func (t *tally) report() LoCoMoReport {
+	r := LoCoMoReport{Overall: t.all.mean(), ByCategory: map[int]Scores{}}
+	for c, s := range t.cats {
 		r.ByCategory[c] = s.mean()
 	}
-	if all.Questions > 0 {
-		r.Answered = float64(answered) / float64(all.Questions)
+	if t.all.Questions > 0 {
+		r.Answered = float64(t.answered) / float64(t.all.Questions)
 	}
-	return r, nil
+	return r
 }
 
 // EvaluateCranfield builds one index over the collection and returns the

@@ -298,9 +298,7 @@ func newChat(ctx context.Context, db mnemo.Store, sc scope.Scope, spread bool, e
 // conversation of the store that holds it, for the top 10 turns. A turn
 // of another conversation counts as a miss.
 func EvaluateLayout(ctx context.Context, l *LoCoMo, layout Layout, a Adapter, spread bool) (LoCoMoReport, error) {
-	all := Scores{}
-	cats := map[int]Scores{}
-	answered := 0
+	var sum tally
 	for _, turns := range layout.Stores(l) {
 		m, err := a.Open(ctx, spread)
 		if err != nil {
@@ -339,30 +337,17 @@ func EvaluateLayout(ctx context.Context, l *LoCoMo, layout Layout, a Adapter, sp
 				m.Close()
 				return LoCoMoReport{}, fmt.Errorf("%s: %q: %w", q.Conv, q.Text, err)
 			}
-			if len(ranked) > 0 {
-				answered++
-			}
 			evidence := make([]string, len(q.Evidence))
 			for i, e := range q.Evidence {
 				evidence[i] = q.Conv + "/" + e
 			}
-			all.add(ranked, evidence)
-			s := cats[q.Category]
-			s.add(ranked, evidence)
-			cats[q.Category] = s
+			sum.add(q.Category, ranked, evidence)
 		}
 		if err := m.Close(); err != nil {
 			return LoCoMoReport{}, err
 		}
 	}
-	r := LoCoMoReport{Overall: all.mean(), ByCategory: map[int]Scores{}}
-	for c, s := range cats {
-		r.ByCategory[c] = s.mean()
-	}
-	if all.Questions > 0 {
-		r.Answered = float64(answered) / float64(all.Questions)
-	}
-	return r, nil
+	return sum.report(), nil
 }
 
 // EmbedderEnv names the environment variable that chooses the embedder
