@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/mnemodb/mnemo"
+	"runtime"
 
 	"bytes"
 	"cmp"
@@ -246,24 +247,54 @@ func (c *Collection) fillDistances(vec []float32, hits []mnemo.Hit) error {
 	return nil
 }
 
-// hybrid runs both sides and fuses them. The caller holds c.mu.
+// textSide starts the text side of a hybrid query and returns what
+// waits for its results: on a goroutine of its own when the process may
+// run two (GOMAXPROCS above 1), so that a query's latency is nearer the
+// slower side's than the sum of both; in line otherwise. A panic on the
+// goroutine is raised again by the wait. The caller holds c.mu until it
+// has waited.
+func (c *Collection) textSide(q mnemo.Query, depth int, cand admittedKeys) func() []bm25.Result {
+	if runtime.GOMAXPROCS(0) < 2 {
+		res := c.searchText(q, depth, cand)
+		return func() []bm25.Result { return res }
+	}
+	var res []bm25.Result
+	var failed any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { failed = recover() }()
+		res = c.searchText(q, depth, cand)
+	}()
+	return func() []bm25.Result {
+		<-done
+		if failed != nil {
+			panic(failed)
+		}
+		return res
+	}
+}
+
+// hybrid runs both sides, the text side beside the vector side (see
+// textSide), and fuses them. The caller holds c.mu.
 func (c *Collection) hybrid(q mnemo.Query, cand admittedKeys) ([]mnemo.Hit, Plan, error) {
 	depth := mnemo.FusionDepth(q.Fusion, q.K)
 	vq := q
 	vq.K = depth
+	tres := c.textSide(q, depth, cand)
 	vres, plan, err := c.search(vq, cand)
+	text := tres()
 	if err != nil {
 		return nil, "", err
 	}
-	tres := c.searchText(q, depth, cand)
-	byKey := make(map[uint64]int, len(vres)+len(tres))
-	hits := make([]mnemo.Hit, 0, len(vres)+len(tres))
+	byKey := make(map[uint64]int, len(vres)+len(text))
+	hits := make([]mnemo.Hit, 0, len(vres)+len(text))
 	for i, r := range vres {
 		sim := mnemo.Similarity(c.cfg.Metric, r.Distance)
 		byKey[r.Key] = len(hits)
 		hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, VectorRank: i + 1})
 	}
-	for i, r := range tres {
+	for i, r := range text {
 		j, ok := byKey[r.Key]
 		if !ok {
 			j = len(hits)

@@ -38,6 +38,7 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) 
 		byKey[keys[i]] = i
 		base[i] = h.Score
 	}
+	hits = slices.Grow(hits, min(len(hits)*2*s.w, 1<<12)) // room for the neighbours found
 	var near []uint64
 	for i, key := range keys {
 		g, p, ok := s.nb.Place(c.meta[key])
