@@ -65,7 +65,8 @@ func methods() []method {
 		eng("engine hybrid + neighbours", EngineMethod{Mode: mnemo.ModeHybrid, Embedder: h, Spread: nb}),
 		eng("engine hybrid + neighbours + date field", EngineMethod{Mode: mnemo.ModeHybrid, Embedder: h, Spread: nb, Fields: []string{"date"}}),
 		{"toolmem SaveText / SearchText (defaults, TopK 10)", ToolmemTexts, nil},
-		{"store.Semantic Add / SearchHits (defaults)", SemanticFacts, SemanticDocs},
+		{"store.Semantic AddWith in the session / SearchHits (defaults)", SemanticFacts, nil},
+		{"store.Semantic Add / SearchHits (defaults)", nil, SemanticDocs},
 		{"chat.VectorMemory Add / Query (defaults, K 10)", ChatVector, nil},
 		{"store.Semantic, spreading off", nil, SemanticDocsNoSpread},
 	}
