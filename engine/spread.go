@@ -14,7 +14,8 @@ import (
 // adds its share to its neighbours, the Window records of its group
 // nearest below its position and the Window nearest above (ties in
 // position by ID), which join the hits, after them and in ID order, when
-// they were not among them. The caller holds c.mu and sorts the result.
+// they were not among them and can rank among the best q.K. The caller
+// holds c.mu and sorts the result.
 //
 // Neighbours are found by walking the positions next to a candidate's
 // through the field index, which costs a few map reads when positions
@@ -38,7 +39,14 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) 
 		byKey[keys[i]] = i
 		base[i] = h.Score
 	}
-	hits = slices.Grow(hits, min(len(hits)*2*s.w, 1<<12)) // room for the neighbours found
+	// The neighbours the query had not found gather their shares here
+	// (byKey holds -1-i for extra[i]) and become hits only if they can
+	// rank.
+	type share struct {
+		key   uint64
+		score float64
+	}
+	var extra []share
 	var near []uint64
 	for i, key := range keys {
 		g, p, ok := s.nb.Place(c.meta[key])
@@ -54,15 +62,34 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) 
 		near = s.neighbours(near[:0], key, g, p, members)
 		for _, n := range near {
 			j, seen := byKey[n]
-			if !seen {
-				j = len(hits)
-				byKey[n] = j
-				hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[n]}})
+			switch {
+			case !seen:
+				byKey[n] = -1 - len(extra)
+				extra = append(extra, share{n, s.nb.Weight * base[i]})
+			case j < 0:
+				extra[-1-j].score += s.nb.Weight * base[i]
+			default:
+				hits[j].Score += s.nb.Weight * base[i]
 			}
-			hits[j].Score += s.nb.Weight * base[i]
 		}
 	}
-	slices.SortFunc(hits[found:], func(a, b mnemo.Hit) int { return strings.Compare(a.Record.ID, b.Record.ID) })
+	// Without MinSimilarity, which may drop hits after this, a neighbour
+	// that scores no more than the K-th best candidate ranks below K
+	// candidates (equal scores keep the candidates first): it cannot be
+	// returned, and is left out.
+	if q.MinSimilarity == nil && found >= q.K && len(extra) > 0 {
+		scores := make([]float64, found)
+		for i := range found {
+			scores[i] = hits[i].Score
+		}
+		slices.Sort(scores)
+		floor := scores[found-q.K]
+		extra = slices.DeleteFunc(extra, func(e share) bool { return e.score <= floor })
+	}
+	slices.SortFunc(extra, func(a, b share) int { return strings.Compare(c.keys[a.key], c.keys[b.key]) })
+	for _, e := range extra {
+		hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[e.key]}, Score: e.score})
+	}
 	return hits
 }
 
