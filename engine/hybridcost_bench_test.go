@@ -58,6 +58,12 @@ var hybridCostKinds = []struct {
 		q.Mode = mnemo.ModeHybrid
 		q.Spread = &mnemo.Spread{Group: "mnemo.group", Position: "mnemo.pos", Weight: 0.5, Window: 2}
 	}},
+	// The same, with the text side run in line after the vector side
+	// rather than beside it (textInLine).
+	{"spread-inline", func(q *mnemo.Query) {
+		q.Mode = mnemo.ModeHybrid
+		q.Spread = &mnemo.Spread{Group: "mnemo.group", Position: "mnemo.pos", Weight: 0.5, Window: 2}
+	}},
 }
 
 // BenchmarkHybridCost measures, in one run on one collection (see
@@ -86,10 +92,12 @@ func BenchmarkHybridCost(b *testing.B) {
 				kind := (i + j) % len(hybridCostKinds)
 				q := q
 				hybridCostKinds[kind].set(&q)
+				textInLine = hybridCostKinds[kind].name == "spread-inline"
 				c0, _ := threadCPU()
 				t0 := time.Now()
 				res, err := c.Query(ctx, q)
 				lat[kind] = append(lat[kind], time.Since(t0))
+				textInLine = false
 				if c1, _ := threadCPU(); hasCPU {
 					cpu[kind] = append(cpu[kind], c1-c0)
 				}
@@ -121,6 +129,7 @@ func BenchmarkHybridCost(b *testing.B) {
 	}
 	b.ReportMetric(float64(p50[1])/float64(p50[0]), "hybrid/vector-p50")
 	b.ReportMetric(float64(p50[2])/float64(p50[0]), "spread/vector-p50")
+	b.ReportMetric(float64(p50[3])/float64(p50[0]), "spread-inline/vector-p50")
 	if hasCPU { // the same on the thread's CPU time: steadier on a shared machine
 		for k, kind := range hybridCostKinds {
 			p50[k] = pct(cpu[k], 0.5)

@@ -247,6 +247,10 @@ func (c *Collection) fillDistances(vec []float32, hits []mnemo.Hit) error {
 	return nil
 }
 
+// textInLine runs every text side in line: BenchmarkHybridCost sets it
+// for one kind of query, to compare the two ways in one run.
+var textInLine = false
+
 // textSide starts the text side of a hybrid query and returns what
 // waits for its results: on a goroutine of its own when the process may
 // run two (GOMAXPROCS above 1), so that a query's latency is nearer the
@@ -254,7 +258,7 @@ func (c *Collection) fillDistances(vec []float32, hits []mnemo.Hit) error {
 // goroutine is raised again by the wait. The caller holds c.mu until it
 // has waited.
 func (c *Collection) textSide(q mnemo.Query, depth int, cand admittedKeys) func() []bm25.Result {
-	if runtime.GOMAXPROCS(0) < 2 {
+	if textInLine || runtime.GOMAXPROCS(0) < 2 {
 		res := c.searchText(q, depth, cand)
 		return func() []bm25.Result { return res }
 	}
