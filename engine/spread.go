@@ -94,8 +94,8 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) 
 }
 
 // walkSteps is how many positions on each side of a candidate spread
-// walks before it reads the candidate's group in order instead; a group
-// of at most walkSteps records is read in order at once.
+// walks before it reads the candidate's group in order instead (a group
+// of at most sortLimit records is read in order at once).
 const walkSteps = 32
 
 // walkLimit bounds the positions spread walks: past it float64 does not
