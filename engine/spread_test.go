@@ -50,7 +50,11 @@ func TestSpreadOrdinal(t *testing.T) {
 				write(0, 200)
 				keep, _ := mnemo.ParseFilter(`{"keep": true}`)
 				rare, _ := mnemo.ParseFilter(`{"rare": true}`) // selective: read in order alone
-				for round := range 4 {
+				rounds := 4
+				if raceEnabled {
+					rounds = 1 // the reference is slow under the race detector
+				}
+				for round := range rounds {
 					for _, word := range words {
 						for _, f := range []*mnemo.Filter{nil, keep, rare} {
 							for _, window := range []int{1, 3} {

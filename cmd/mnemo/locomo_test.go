@@ -32,6 +32,9 @@ func adaptersLoCoMo(*testing.T) func(context.Context, []retrieval.Turn) (retriev
 // evidence recall@10 must be the adapters' within 0.005, on an embedded
 // database and on PostgreSQL (when MNEMO_PG_DSN names one).
 func TestLoCoMoDefaultMatchesAdapters(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a ranking test of 1,000 questions; minutes under the race detector")
+	}
 	l, err := retrieval.LoadLoCoMo(locomoDir)
 	if errors.Is(err, retrieval.ErrNoData) {
 		t.Skip("LoCoMo data not present")

@@ -1,0 +1,7 @@
+//go:build race
+
+package engine
+
+// raceEnabled: the race detector is on, which slows everything about
+// tenfold; ranking tests, which check no concurrency, do less under it.
+const raceEnabled = true
