@@ -232,11 +232,15 @@ func (s *spreader) order(g any, members map[uint64]struct{}) []placed {
 		var list []placed
 		seen := make(map[uint64]bool, len(s.cand.keys))
 		for _, k := range s.cand.keys {
-			if seen[k] || members != nil && !s.admits(k, members) {
+			if seen[k] {
 				continue
 			}
 			seen[k] = true
-			if gk, p, ok := s.nb.Place(s.c.meta[k]); ok && (members != nil || s.nb.Group == "" || gk == g) {
+			if _, member := members[k]; members != nil && !member {
+				continue
+			}
+			// The filter itself is applied as the list is read (inOrder).
+			if _, p, ok := s.nb.Place(s.c.meta[k]); ok {
 				list = append(list, placed{p, s.c.keys[k], k})
 			}
 		}
