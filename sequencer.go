@@ -78,3 +78,28 @@ func CheckAdvance(next int64) error {
 	}
 	return nil
 }
+
+// NextPosition returns one more than the largest number stored under
+// PositionField in c's records (0 for none; numbers past MaxPosition
+// are not positions), found by a scan of every record: where a writer
+// starts a Sequencer that is unset (see Advance).
+func NextPosition(ctx context.Context, c Collection) (int64, error) {
+	const page = 1000
+	var next int64
+	after := ""
+	for {
+		recs, more, err := c.Scan(ctx, after, page)
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range recs {
+			if p, ok := r.Metadata[PositionField].(float64); ok && p >= float64(next) && p < MaxPosition {
+				next = int64(p) + 1
+			}
+		}
+		if more == "" {
+			return next, nil
+		}
+		after = more
+	}
+}

@@ -171,7 +171,7 @@ func (s *sequence) start(ctx context.Context, seq mnemo.Sequencer) error {
 	_, err := seq.Reserve(ctx, 1)
 	if errors.Is(err, mnemo.ErrSequenceUnset) {
 		var next int64
-		if next, err = nextPosition(ctx, s.c); err == nil {
+		if next, err = mnemo.NextPosition(ctx, s.c); err == nil {
 			err = seq.Advance(ctx, next)
 		}
 	}
@@ -195,26 +195,4 @@ func storedPosition(meta map[string]any) (int64, bool) {
 		return 0, false
 	}
 	return int64(p), true
-}
-
-// nextPosition returns one more than the largest position stored in c (0
-// for none), by a scan of every record.
-func nextPosition(ctx context.Context, c mnemo.Collection) (int64, error) {
-	var next int64
-	after := ""
-	for {
-		page, more, err := c.Scan(ctx, after, 1000)
-		if err != nil {
-			return 0, err
-		}
-		for _, r := range page {
-			if p, ok := storedPosition(r.Metadata); ok && p >= next {
-				next = p + 1
-			}
-		}
-		if more == "" {
-			return next, nil
-		}
-		after = more
-	}
 }

@@ -332,7 +332,7 @@ func (s *Space) Place(ctx context.Context, c mnemo.Collection, n int) (int64, er
 	if first, err = seq.Reserve(ctx, n); !errors.Is(err, mnemo.ErrSequenceUnset) {
 		return first, err
 	}
-	next, err := nextPosition(ctx, c)
+	next, err := mnemo.NextPosition(ctx, c)
 	if err != nil {
 		return 0, err
 	}
@@ -354,7 +354,7 @@ func (s *Space) count(ctx context.Context, c mnemo.Collection, n int) (int64, er
 	next, ok := s.next[c.Name()]
 	if !ok {
 		var err error
-		if next, err = nextPosition(ctx, c); err != nil {
+		if next, err = mnemo.NextPosition(ctx, c); err != nil {
 			return 0, err
 		}
 	}
@@ -363,21 +363,6 @@ func (s *Space) count(ctx context.Context, c mnemo.Collection, n int) (int64, er
 	}
 	s.next[c.Name()] = next + int64(n)
 	return next, nil
-}
-
-// nextPosition returns one more than the largest position stored in c
-// (0 for none), by a scan of every record.
-func nextPosition(ctx context.Context, c mnemo.Collection) (int64, error) {
-	var next int64
-	err := ScanPages(ctx, c, "", func(page []mnemo.Record) error {
-		for _, r := range page {
-			if p, ok := r.Metadata[PosField].(float64); ok && p >= float64(next) && p < mnemo.MaxPosition {
-				next = int64(p) + 1
-			}
-		}
-		return nil
-	})
-	return next, err
 }
 
 // ScanPages calls fn with each page of c's records after the ID after, in
