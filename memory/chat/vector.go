@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -253,8 +252,8 @@ func (v *VectorMemory) AddWith(ctx context.Context, c Content, o *AddOptions) (s
 	if o != nil {
 		ao = *o
 	}
-	place := item.Place{Session: cmp.Or(ao.Session, v.session), Position: ao.Position}
-	if err := place.Check(ErrInvalid); err != nil {
+	place, err := item.PlaceOf(ErrInvalid, ao.Session, v.session, ao.Position)
+	if err != nil {
 		return "", err
 	}
 	if _, ok := c.Content.([]byte); ok || strings.HasPrefix(c.MimeType, "image/") || c.MimeType == OctetStream {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -277,8 +276,8 @@ func (s *Semantic) AddWith(ctx context.Context, content string, o *AddOptions) (
 	if err := item.CheckMeta(ErrInvalid, ao.Metadata); err != nil {
 		return "", err
 	}
-	place := item.Place{Session: cmp.Or(ao.Session, s.session), Position: ao.Position}
-	if err := place.Check(ErrInvalid); err != nil {
+	place, err := item.PlaceOf(ErrInvalid, ao.Session, s.session, ao.Position)
+	if err != nil {
 		return "", err
 	}
 	expires, err := s.pol.Expiry(ErrInvalid, ao.TTL, ao.ExpiresAt)

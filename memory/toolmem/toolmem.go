@@ -69,7 +69,6 @@
 package toolmem
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -387,7 +386,7 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 	if err := checkMeta(e.Metadata); err != nil {
 		return "", err
 	}
-	place, err := m.place(e.Session, e.Position)
+	place, err := item.PlaceOf(ErrInvalid, e.Session, m.session, e.Position)
 	if err != nil {
 		return "", err
 	}
@@ -419,13 +418,6 @@ func (m *Memory) Store(ctx context.Context, e Entry) (string, error) {
 		return "", fmt.Errorf("%w: entry %q belongs to another scope", ErrInvalid, e.ID)
 	}
 	return e.ID, nil
-}
-
-// place is the place of an entry stored with session and position, the
-// handle's session when session is "".
-func (m *Memory) place(session string, position *int64) (item.Place, error) {
-	p := item.Place{Session: cmp.Or(session, m.session), Position: position}
-	return p, p.Check(ErrInvalid)
 }
 
 // entryKeys are the metadata keys Store fills itself.
@@ -587,7 +579,7 @@ func (m *Memory) SaveText(ctx context.Context, text string) (string, error) {
 // zero means after Options.TTL, or never), session and position, and
 // returns its new ID; the other fields are ignored.
 func (m *Memory) SaveTextWith(ctx context.Context, e TextEntry) (string, error) {
-	place, err := m.place(e.Session, e.Position)
+	place, err := item.PlaceOf(ErrInvalid, e.Session, m.session, e.Position)
 	if err != nil {
 		return "", err
 	}

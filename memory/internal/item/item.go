@@ -77,6 +77,17 @@ func (p Place) Check(invalid error) error {
 	return nil
 }
 
+// PlaceOf returns the checked place (see Check) of an item stored in
+// session, or in fallback (the handle's) when session is "", at
+// position.
+func PlaceOf(invalid error, session, fallback string, position *int64) (Place, error) {
+	p := Place{Session: session, Position: position}
+	if p.Session == "" {
+		p.Session = fallback
+	}
+	return p, p.Check(invalid)
+}
+
 // Group is the conversation an item of scope s stored in session belongs
 // to, the value of textvec.GroupField: the session itself for an item
 // without a scope, else the scope and the session, so that two scopes'
