@@ -390,8 +390,15 @@ func BenchmarkTextCost(b *testing.B) {
 
 var textBench = sync.OnceValues(func() (*Collection, [][]float32) {
 	base, queries := benchData()
+	return textCollection(base, &Options{InMemory: true}, nil), queries
+})
+
+// textCollection builds a collection of base's vectors, each with a
+// synthetic sentence and meta(i) as its metadata (meta nil: none), in
+// batches of 1,000, in a database opened with opts.
+func textCollection(base [][]float32, opts *Options, meta func(i int) map[string]any) *Collection {
 	texts := benchSentences(len(base), 7)
-	db, err := Open("", &Options{InMemory: true})
+	db, err := Open("", opts)
 	if err != nil {
 		panic(err)
 	}
@@ -402,14 +409,18 @@ var textBench = sync.OnceValues(func() (*Collection, [][]float32) {
 	for start := 0; start < len(base); start += 1000 {
 		var recs []mnemo.Record
 		for i := start; i < min(start+1000, len(base)); i++ {
-			recs = append(recs, mnemo.Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i]})
+			r := mnemo.Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i]}
+			if meta != nil {
+				r.Metadata = meta(i)
+			}
+			recs = append(recs, r)
 		}
 		if _, err := c.Upsert(ctx, recs...); err != nil {
 			panic(err)
 		}
 	}
-	return c, queries
-})
+	return c
+}
 
 // BenchmarkQueryModes compares the three query modes on one collection
 // (benchN records of 128 dimensions and a synthetic sentence each).

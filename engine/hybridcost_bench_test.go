@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -18,26 +17,10 @@ import (
 // sequence), built once per process, with the query vectors and texts.
 var hybridBench = sync.OnceValues(func() (*Collection, []mnemo.Query) {
 	base, vecs := benchData()
-	texts := benchSentences(len(base), 7)
 	qtexts := benchQuestions(len(vecs), 8)
-	db, err := Open("", &Options{InMemory: true, CheckpointEvery: -1, NoSync: true})
-	if err != nil {
-		panic(err)
-	}
-	c, err := db.CreateCollection(ctx, "c", mnemo.CollectionConfig{Dimension: len(base[0])})
-	if err != nil {
-		panic(err)
-	}
-	for start := 0; start < len(base); start += 1000 {
-		var recs []mnemo.Record
-		for i := start; i < min(start+1000, len(base)); i++ {
-			recs = append(recs, mnemo.Record{ID: strconv.Itoa(i), Vector: base[i], Content: texts[i],
-				Metadata: map[string]any{"mnemo.group": fmt.Sprintf("g%d", i%1000), "mnemo.pos": i}})
-		}
-		if _, err := c.Upsert(ctx, recs...); err != nil {
-			panic(err)
-		}
-	}
+	c := textCollection(base, &Options{InMemory: true, CheckpointEvery: -1, NoSync: true}, func(i int) map[string]any {
+		return map[string]any{"mnemo.group": fmt.Sprintf("g%d", i%1000), "mnemo.pos": i}
+	})
 	qs := make([]mnemo.Query, len(vecs))
 	for i := range vecs {
 		qs[i] = mnemo.Query{Vector: vecs[i], Text: qtexts[i], K: 10}
