@@ -30,6 +30,7 @@ func TestCollectionFootprint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates thousands of collections")
 	}
+	skipUnderRace(t, "creates thousands of collections")
 	// The adapters' default: the offline embedder's 1024 dimensions, cosine,
 	// HNSW M 16, with a full-text index; then a small dimension, no text,
 	// SQ8 and the flat index.

@@ -197,6 +197,7 @@ func TestMetadataBounded(t *testing.T) {
 // but together over MaxBatchBytes is refused before anything is written
 // (it once built a batch past Pebble's 4 GB limit and panicked).
 func TestBatchTooLarge(t *testing.T) {
+	skipUnderRace(t, "builds a batch over the size limit")
 	db := mustOpen(t, "", &Options{InMemory: true})
 	defer db.Close()
 	c := mustCollection(t, db, "big", mnemo.CollectionConfig{Dimension: 2, Index: mnemo.Flat, Text: mnemo.TextConfig{Disabled: true}})

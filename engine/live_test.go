@@ -605,6 +605,7 @@ func FuzzLiveRequest(f *testing.F) {
 // TestLiveScanPageBytes checks that a scan page through live access ends
 // at about 16 MiB of records, and that paging on reads them all.
 func TestLiveScanPageBytes(t *testing.T) {
+	skipUnderRace(t, "stores and pages 20 MiB of content")
 	db, l := openLive(t, 0)
 	c, _ := db.Collection("docs")
 	big := strings.Repeat("word ", (1<<20)/5)

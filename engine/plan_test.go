@@ -124,6 +124,7 @@ func overlap(hits []mnemo.Hit, want []string) float64 {
 // with the budget lowered below the collection's size they take the graph.
 // (The full-size figure, 20,000 vectors, is BenchmarkDefaultRecall.)
 func TestDefaultsAreSafe(t *testing.T) {
+	skipUnderRace(t, "measures recall on 2,000 vectors")
 	r := rand.New(rand.NewPCG(384, 1))
 	vecs, queries := randomUnit(r, 2000, 384), randomUnit(r, 20, 384)
 	rec, plans, _ := defaultRecall(t, vecs, queries)

@@ -73,6 +73,7 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
+	skipUnderRace(t, "builds the binary without the race detector")
 	tests := []struct {
 		name string
 		cmd  *exec.Cmd // mnemo version
