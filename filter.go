@@ -570,6 +570,75 @@ func treesOf(ns []node) []FilterNode {
 	return out
 }
 
+// Reduce returns the filter without the conditions that hold for every
+// record: holds is asked about each condition (a node that is not
+// FilterAnd or FilterOr, as Tree gives it) and answers true only when
+// that condition admits every record the filter will be matched against
+// (a backend that knows, say, that no record has a field). A conjunction
+// loses such parts, a disjunction with one holds as a whole, and a filter
+// that then admits everything comes back empty (nil). f is not changed;
+// with nothing to drop, Reduce returns f itself.
+func (f *Filter) Reduce(holds func(FilterNode) bool) *Filter {
+	if f.IsEmpty() {
+		return nil
+	}
+	root, always := reduce(f.root, holds)
+	switch {
+	case always:
+		return nil
+	case root == nil:
+		return f
+	}
+	return &Filter{root: root}
+}
+
+// reduce returns n without the parts that hold (nil when nothing
+// changed), or always when n itself holds for every record.
+func reduce(n node, holds func(FilterNode) bool) (out node, always bool) {
+	switch x := n.(type) {
+	case andNode:
+		kids := make(andNode, 0, len(x))
+		changed := false
+		for _, kid := range x {
+			switch r, ok := reduce(kid, holds); {
+			case ok:
+				changed = true // always true: left out
+			case r != nil:
+				kids, changed = append(kids, r), true
+			default:
+				kids = append(kids, kid)
+			}
+		}
+		switch {
+		case !changed:
+			return nil, false
+		case len(kids) == 0:
+			return nil, true
+		case len(kids) == 1:
+			return kids[0], false
+		}
+		return kids, false
+	case orNode:
+		kids := make(orNode, 0, len(x))
+		changed := false
+		for _, kid := range x {
+			switch r, ok := reduce(kid, holds); {
+			case ok:
+				return nil, true // one part always true: the whole is
+			case r != nil:
+				kids, changed = append(kids, r), true
+			default:
+				kids = append(kids, kid)
+			}
+		}
+		if !changed {
+			return nil, false
+		}
+		return kids, false
+	}
+	return nil, holds(treeOf(n))
+}
+
 // AndFilters returns the filter that admits what every one of fs admits;
 // nil and empty filters admit everything and are left out. The filters
 // are not changed (a Filter is immutable) and may be shared.

@@ -20,7 +20,8 @@ import (
 // order, once read: a write moves the record it changes within them,
 // O(log n) to find and O(n) to move for a group of n.
 type fieldIndex struct {
-	m map[string]map[any]map[uint64]struct{} // field -> canonical value -> keys
+	m       map[string]map[any]map[uint64]struct{} // field -> canonical value -> keys
+	present map[string]int                         // field -> records that have it, whatever its value
 
 	// ordersMu protects orders and whole, which queries fill under the
 	// collection's read lock; writes, under its write lock, edit them.
@@ -30,7 +31,7 @@ type fieldIndex struct {
 }
 
 func newFieldIndex() *fieldIndex {
-	return &fieldIndex{m: make(map[string]map[any]map[uint64]struct{}), orders: make(map[string]map[any]map[string][]placed), whole: make(map[string][]placed)}
+	return &fieldIndex{m: make(map[string]map[any]map[uint64]struct{}), present: make(map[string]int), orders: make(map[string]map[any]map[string][]placed), whole: make(map[string][]placed)}
 }
 
 // reorder keeps the kept orders true to a record (key, id, meta)
@@ -139,6 +140,7 @@ func (p *fieldIndex) order(group string, value any, pos string, build func() []p
 func (p *fieldIndex) add(key uint64, id string, meta map[string]any) {
 	p.reorder(key, id, meta, true)
 	for f, raw := range meta {
+		p.present[f]++
 		v, ok := mnemo.FilterValue(raw)
 		if !ok {
 			continue
@@ -160,6 +162,9 @@ func (p *fieldIndex) add(key uint64, id string, meta map[string]any) {
 func (p *fieldIndex) remove(key uint64, id string, meta map[string]any) {
 	p.reorder(key, id, meta, false)
 	for f, raw := range meta {
+		if p.present[f]--; p.present[f] <= 0 {
+			delete(p.present, f)
+		}
 		v, ok := mnemo.FilterValue(raw)
 		if !ok {
 			continue
@@ -218,4 +223,24 @@ func (p *fieldIndex) candidates(n mnemo.FilterNode, limit int) (keys []uint64, o
 		return keys, true
 	}
 	return nil, false
+}
+
+// holds reports whether the filter condition n (not $and or $or) admits
+// every one of the total records the index holds, as the index knows
+// without reading them: $exists on a field every record has or none has,
+// and $ne or $nin on a field no record has. The adapters' expiry filter
+// ("no expiry, or a later one") holds so in a memory where nothing
+// expires, and Filter.Reduce then drops it from the query.
+func (p *fieldIndex) holds(n mnemo.FilterNode, total int) bool {
+	has := p.present[n.Field]
+	switch n.Op {
+	case mnemo.FilterExists:
+		if want, _ := n.Value.(bool); want {
+			return has == total
+		}
+		return has == 0
+	case mnemo.FilterNe, mnemo.FilterNin:
+		return has == 0
+	}
+	return false
 }

@@ -58,7 +58,11 @@ func referenceHybrid(t *testing.T, c *Collection, q mnemo.Query) []mnemo.Hit {
 	}
 	mnemo.FuseScores(hits, q.Fusion)
 	if q.Spread != nil {
-		hits = c.spread(q, hits, admittedKeys{})
+		keys := make([]uint64, len(hits))
+		for i, h := range hits {
+			keys[i] = c.ids[h.Record.ID]
+		}
+		hits = c.spread(q, hits, keys, admittedKeys{})
 	}
 	var keys []uint64
 	for _, h := range hits {

@@ -115,6 +115,7 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 	defer c.mu.RUnlock()
 	var hits []mnemo.Hit
 	var plan Plan
+	q.Filter = c.reduceFilter(q.Filter)
 	cand := c.candidates(q.Filter) // once, for both sides of a hybrid query
 	switch mode {
 	case mnemo.ModeVector:
@@ -139,11 +140,13 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 		}
 		res := c.searchText(q, k, cand)
 		hits = make([]mnemo.Hit, len(res))
+		keys := make([]uint64, len(res))
 		for i, r := range res {
 			hits[i] = mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Score: r.Score, TextRank: i + 1, TextScore: r.Score}
+			keys[i] = r.Key
 		}
 		if q.Spread != nil {
-			hits = c.spread(q, hits, cand)
+			hits = c.spread(q, hits, keys, cand)
 		}
 		var err error
 		if hits, err = c.finish(q, hits); err != nil {
@@ -171,6 +174,18 @@ func (c *Collection) run(q mnemo.Query, mode mnemo.Mode) ([]mnemo.Hit, []mnemo.R
 type admittedKeys struct {
 	keys []uint64 // a superset of the admitted keys; nil with ok: none
 	ok   bool     // the filter is that selective (false without one)
+}
+
+// reduceFilter returns f without the conditions the field index knows
+// hold for every record (see fieldIndex.holds); nil when none is left,
+// which spares the query evaluating it on each record it reads. The
+// caller holds c.mu.
+func (c *Collection) reduceFilter(f *mnemo.Filter) *mnemo.Filter {
+	if f.IsEmpty() {
+		return nil
+	}
+	total := len(c.ids)
+	return f.Reduce(func(n mnemo.FilterNode) bool { return c.fields.holds(n, total) })
 }
 
 // candidates finds what f admits when that is at most exactLimit keys.
@@ -293,10 +308,12 @@ func (c *Collection) hybrid(q mnemo.Query, cand admittedKeys) ([]mnemo.Hit, Plan
 	}
 	byKey := make(map[uint64]int, len(vres)+len(text))
 	hits := make([]mnemo.Hit, 0, len(vres)+len(text))
+	keys := make([]uint64, 0, len(vres)+len(text))
 	for i, r := range vres {
 		sim := mnemo.Similarity(c.cfg.Metric, r.Distance)
 		byKey[r.Key] = len(hits)
 		hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}, Distance: r.Distance, Similarity: sim, VectorRank: i + 1})
+		keys = append(keys, r.Key)
 	}
 	for i, r := range text {
 		j, ok := byKey[r.Key]
@@ -304,12 +321,13 @@ func (c *Collection) hybrid(q mnemo.Query, cand admittedKeys) ([]mnemo.Hit, Plan
 			j = len(hits)
 			byKey[r.Key] = j
 			hits = append(hits, mnemo.Hit{Record: mnemo.Record{ID: c.keys[r.Key]}})
+			keys = append(keys, r.Key)
 		}
 		hits[j].TextRank, hits[j].TextScore = i+1, r.Score
 	}
 	mnemo.FuseScores(hits, q.Fusion)
 	if q.Spread != nil {
-		hits = c.spread(q, hits, cand)
+		hits = c.spread(q, hits, keys, cand)
 	}
 	hits, err = c.finish(q, hits)
 	return hits, plan, err

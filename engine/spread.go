@@ -9,8 +9,9 @@ import (
 	"github.com/mnemodb/mnemo"
 )
 
-// spread applies q.Spread to hits (scored, any order; cand: what the
-// query's filter admits, when it is selective): each candidate
+// spread applies q.Spread to hits (scored, any order; keys: their
+// records' keys, in the same order; cand: what the query's filter admits,
+// when it is selective): each candidate
 // adds its share to its neighbours, the Window records of its group
 // nearest below its position and the Window nearest above (ties in
 // position by ID), which join the hits, after them and in ID order, when
@@ -24,7 +25,7 @@ import (
 // sparse positions such as times, or the first and last records of a
 // group) reads its group in position order: sorted once, then kept in
 // order by the field index as writes change it.
-func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) []mnemo.Hit {
+func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, keys []uint64, cand admittedKeys) []mnemo.Hit {
 	s := spreader{c: c, nb: q.Spread, filter: q.Filter, cand: cand, w: max(q.Spread.Window, 1), sorted: map[any][]placed{}}
 	s.positions = c.fields.m[s.nb.Position]
 	if s.nb.Group != "" {
@@ -33,9 +34,7 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) 
 	found := len(hits)
 	byKey := make(map[uint64]int, len(hits))
 	base := make([]float64, len(hits))
-	keys := make([]uint64, len(hits))
 	for i, h := range hits {
-		keys[i] = c.ids[h.Record.ID]
 		byKey[keys[i]] = i
 		base[i] = h.Score
 	}
@@ -53,13 +52,7 @@ func (c *Collection) spread(q mnemo.Query, hits []mnemo.Hit, cand admittedKeys) 
 		if !ok {
 			continue
 		}
-		var members map[uint64]struct{}
-		if s.nb.Group != "" {
-			if members = s.groups[g]; members == nil {
-				continue
-			}
-		}
-		near = s.neighbours(near[:0], key, g, p, members)
+		near = s.neighbours(near[:0], key, g, p)
 		for _, n := range near {
 			j, seen := byKey[n]
 			switch {
@@ -123,14 +116,21 @@ type spreader struct {
 }
 
 // neighbours appends to out the neighbours of the candidate key at
-// position p of group g (members: the group's keys; nil when the whole
-// collection is one group): the w admitted records nearest below p and
-// the w nearest above, nearer first, equal positions in ID order. A
-// group read in order already, or small enough to sort at once, is
-// searched in order; a large one is walked first.
-func (s *spreader) neighbours(out []uint64, key uint64, g any, p float64, members map[uint64]struct{}) []uint64 {
-	_, known := s.sorted[g]
-	if !known && math.Abs(p) < walkLimit && (members == nil || len(members) > sortLimit) && !s.c.fields.hasOrder(s.nb.Group, g, s.nb.Position) {
+// position p of group g: the w admitted records nearest below p and the
+// w nearest above, nearer first, equal positions in ID order. A group
+// read in order already, or small enough to sort at once, is searched in
+// order; a large one is walked first.
+func (s *spreader) neighbours(out []uint64, key uint64, g any, p float64) []uint64 {
+	if list, ok := s.sorted[g]; ok {
+		return s.inOrder(out, key, p, list)
+	}
+	var members map[uint64]struct{} // nil: the whole collection is one group
+	if s.nb.Group != "" {
+		if members = s.groups[g]; members == nil {
+			return out
+		}
+	}
+	if math.Abs(p) < walkLimit && (members == nil || len(members) > sortLimit) && !s.c.fields.hasOrder(s.nb.Group, g, s.nb.Position) {
 		below, okBelow := s.walk(out, key, p, -1, members)
 		if okBelow {
 			if all, ok := s.walk(below, key, p, 1, members); ok {
@@ -138,7 +138,7 @@ func (s *spreader) neighbours(out []uint64, key uint64, g any, p float64, member
 			}
 		}
 	}
-	return s.inOrder(out, key, g, p, members)
+	return s.inOrder(out, key, p, s.order(g, members))
 }
 
 // sortLimit is the size up to which a group is read in order (sorted
@@ -182,10 +182,9 @@ func (s *spreader) admits(k uint64, members map[uint64]struct{}) bool {
 	return s.filter.IsEmpty() || s.filter.Match(s.c.meta[k])
 }
 
-// inOrder appends the neighbours of key (at p in group g) found in the
-// group read in position order.
-func (s *spreader) inOrder(out []uint64, key uint64, g any, p float64, members map[uint64]struct{}) []uint64 {
-	list := s.order(g, members)
+// inOrder appends the neighbours of key (at p) found in list, its group
+// in position order.
+func (s *spreader) inOrder(out []uint64, key uint64, p float64, list []placed) []uint64 {
 	i, _ := slices.BinarySearchFunc(list, p, func(e placed, p float64) int { return cmp.Compare(e.pos, p) })
 	// Below: runs of equal positions from the nearest down, each in ID
 	// order.
@@ -223,11 +222,8 @@ func (s *spreader) inOrder(out []uint64, key uint64, g any, p float64, members m
 // order returns group g's placed records sorted by position, then ID,
 // as the field index keeps them between writes; under a selective
 // filter that admits fewer records than the group holds, only those,
-// sorted for this query.
+// sorted for this query. It keeps the list for the rest of the query.
 func (s *spreader) order(g any, members map[uint64]struct{}) []placed {
-	if list, ok := s.sorted[g]; ok {
-		return list
-	}
 	if s.cand.ok && (members == nil || len(s.cand.keys) < len(members)) {
 		var list []placed
 		seen := make(map[uint64]bool, len(s.cand.keys))
