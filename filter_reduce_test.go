@@ -103,8 +103,7 @@ func TestFilterReduceKeepsMeaning(t *testing.T) {
 		}
 		return nil
 	}
-	var leaf func() map[string]any
-	leaf = func() map[string]any {
+	leaf := func() map[string]any {
 		f := fields[r.IntN(len(fields))]
 		switch r.IntN(5) {
 		case 0:
