@@ -597,46 +597,45 @@ func (f *Filter) Reduce(holds func(FilterNode) bool) *Filter {
 func reduce(n node, holds func(FilterNode) bool) (out node, always bool) {
 	switch x := n.(type) {
 	case andNode:
-		kids := make(andNode, 0, len(x))
-		changed := false
-		for _, kid := range x {
-			switch r, ok := reduce(kid, holds); {
-			case ok:
-				changed = true // always true: left out
-			case r != nil:
-				kids, changed = append(kids, r), true
-			default:
-				kids = append(kids, kid)
-			}
-		}
+		kids, changed, anyHolds := reduceAll(x, holds)
 		switch {
-		case !changed:
+		case !changed && !anyHolds:
 			return nil, false
 		case len(kids) == 0:
 			return nil, true
 		case len(kids) == 1:
 			return kids[0], false
 		}
-		return kids, false
+		return andNode(kids), false
 	case orNode:
-		kids := make(orNode, 0, len(x))
-		changed := false
-		for _, kid := range x {
-			switch r, ok := reduce(kid, holds); {
-			case ok:
-				return nil, true // one part always true: the whole is
-			case r != nil:
-				kids, changed = append(kids, r), true
-			default:
-				kids = append(kids, kid)
-			}
-		}
-		if !changed {
+		kids, changed, anyHolds := reduceAll(x, holds)
+		switch {
+		case anyHolds:
+			return nil, true // one part always true: the whole is
+		case !changed:
 			return nil, false
 		}
-		return kids, false
+		return orNode(kids), false
 	}
 	return nil, holds(treeOf(n))
+}
+
+// reduceAll reduces each of ns: kids are the parts that do not always
+// hold, each reduced; changed reports whether one of them was, anyHolds
+// whether a part always holds (and was left out of kids).
+func reduceAll(ns []node, holds func(FilterNode) bool) (kids []node, changed, anyHolds bool) {
+	kids = make([]node, 0, len(ns))
+	for _, n := range ns {
+		switch r, always := reduce(n, holds); {
+		case always:
+			anyHolds = true
+		case r != nil:
+			kids, changed = append(kids, r), true
+		default:
+			kids = append(kids, n)
+		}
+	}
+	return kids, changed, anyHolds
 }
 
 // AndFilters returns the filter that admits what every one of fs admits;
